@@ -1,0 +1,81 @@
+# The front door. `make book` and `make test` are all a newcomer needs.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+PYTHON ?= python3
+VENV := .venv
+STAMP := $(VENV)/.installed
+# nbgrader shells out to `alembic` when it creates a gradebook: the venv's bin must come first.
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+export PYTHONDONTWRITEBYTECODE := 1
+
+JOBS ?= $(shell nproc)
+ASSIGNMENT ?=
+PORT ?= 8888
+
+.PHONY: venv book test lint format release lab grade demo solutions screenshots student-repo clean help
+
+help:
+	@echo "make book        build the website into _build/html"
+	@echo "make test        run every test (sets up .venv first)"
+	@echo "make lab         JupyterLab on your own copy of the exercises (workspace/)"
+	@echo "make release     regenerate exercises/ from solutions/"
+	@echo "make grade       grade grading/submitted/ (ASSIGNMENT=..., JOBS=N)"
+	@echo "make demo        build sample submissions and grade them: the whole flow at once"
+	@echo "make solutions   release the solutions after the deadline (grading/released_solutions)"
+	@echo "make screenshots desktop and phone screenshots of every chapter under _build/screenshots"
+	@echo "make student-repo  the student-facing copy (book + exercises, no solutions) in student-repo/"
+	@echo "make clean       remove build outputs (keeps .venv, workspace/ and grading/)"
+
+# The venv is rebuilt when requirements.txt or pyproject.toml change.
+$(STAMP): requirements.txt pyproject.toml
+	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install -q --upgrade pip
+	$(VENV)/bin/python -m pip install -q -r requirements.txt
+	$(VENV)/bin/python -m pip install -q --no-deps -e .
+	@touch $@
+
+venv: $(STAMP)
+
+book: $(STAMP)
+	jupyter-book build . --builder html -W --keep-going
+	@echo "website: $(CURDIR)/_build/html/index.html"
+
+test: $(STAMP)
+	bash tests/run_all.sh
+
+lint: $(STAMP)
+	ruff check .
+	ruff format --check .
+
+format: $(STAMP)
+	ruff check --fix .
+	ruff format .
+
+release: $(STAMP)
+	python -m autograder.release
+
+# A student's own copy: made once, never overwritten by `make release` or `git pull`.
+lab: $(STAMP)
+	@if [ ! -d workspace ]; then cp -r exercises workspace && echo "created workspace/ from exercises/"; \
+	 else echo "workspace/ exists: your work is kept (delete it to start over)"; fi
+	jupyter lab --notebook-dir=workspace --port=$(PORT) --no-browser
+
+grade: $(STAMP)
+	python -m autograder.grade --jobs $(JOBS) $(if $(ASSIGNMENT),--assignment $(ASSIGNMENT),)
+
+demo: $(STAMP)
+	python -m autograder.samples --install
+	python -m autograder.grade --jobs $(JOBS)
+
+solutions: $(STAMP)
+	python -m autograder.release --solutions
+
+screenshots: $(STAMP)
+	python -m tests.browser.screenshots
+
+student-repo: $(STAMP)
+	python -m autograder.release --student-repo student-repo
+
+clean:
+	rm -rf _build .pytest_cache .ruff_cache student-repo
+	find . -name __pycache__ -not -path './.venv/*' -prune -exec rm -rf {} +

@@ -1,0 +1,155 @@
+"""Chapter 1: one-hot times a matrix is a row lookup. Hidden checks for its exercise."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..framework import Case, Check, Mistake, array_judge, common_problems
+
+A = "01_one_hot_lookup"
+FWD_NAMES = ["E", "ids"]
+
+
+def _table(V, d, seed, dtype=np.float64):
+    return np.random.default_rng(seed).standard_normal((V, d)).astype(dtype)
+
+
+def _ids(shape, V, seed, dtype=np.int64):
+    return np.random.default_rng(seed).integers(0, V, size=shape).astype(dtype)
+
+
+def fwd(label, E, ids):
+    return Case(label, (E, ids), meta={"arg_names": FWD_NAMES})
+
+
+# Classic wrong answers for embedding_forward, each modelled from the case and the right answer.
+def _flattened(case, want):
+    E, ids = case.args
+    return want.reshape(-1, E.shape[1]) if np.ndim(ids) != 1 else None
+
+
+def _shifted(case, want):
+    E, ids = case.args
+    return E[(np.asarray(ids) - 1) % E.shape[0]]
+
+
+FWD_MISTAKES = [
+    Mistake(
+        "flattened",
+        "embedding_forward lost the shape of ids: it returned one row per id in a flat list. "
+        "The result must have shape ids.shape + (d,); index with the whole array (E[ids]) or "
+        "reshape back",
+        _flattened,
+    ),
+    Mistake(
+        "off_by_one",
+        "embedding_forward picked the row before the right one: ids are 0-based row numbers, "
+        "id i is row i",
+        _shifted,
+    ),
+]
+
+forward_judge = array_judge("embedding_forward", mistakes=FWD_MISTAKES)
+
+
+def _shape_only(case, got, want):
+    problem = common_problems(case, got, want, "embedding_forward")
+    if problem:
+        return problem
+    g, w = got.value, want.value
+    if g is None or g.shape != w.shape:
+        for m in FWD_MISTAKES[:1]:
+            alt = m.model(case, w)
+            if alt is not None and g is not None and g.shape == alt.shape:
+                return f"{m.message} (for {case.label})"
+        shape = None if g is None else g.shape
+        return f"embedding_forward returned shape {shape} for {case.label}; expected {w.shape}."
+    return None
+
+
+def _shape_cases():
+    E = _table(7, 3, 10)
+    return [
+        fwd(f"ids of shape {s}", E, _ids(s, 7, 11 + i))
+        for i, s in enumerate([(5,), (2, 3), (4, 1), (2, 3, 4), (1, 1, 1, 2)])
+    ]
+
+
+def _value_cases():
+    worked = np.array([[1.0, 0.0], [0.0, 1.0], [2.0, 3.0], [-1.0, 1.0]])
+    return [
+        fwd("the worked example (ids [2, 0, 2])", worked, np.array([2, 0, 2])),
+        fwd("a random (50, 8) table, ids of shape (4, 6)", _table(50, 8, 20), _ids((4, 6), 50, 21)),
+        fwd("a random (1000, 16) table, ids of shape (64,)", _table(1000, 16, 22), _ids(64, 1000, 23)),
+        fwd("ids of shape (3, 5, 2)", _table(30, 4, 24), _ids((3, 5, 2), 30, 25)),
+    ]
+
+
+def _repeat_cases():
+    E = _table(10, 5, 30)
+    return [
+        fwd("ids [3, 3, 3, 1, 3]", E, np.array([3, 3, 3, 1, 3])),
+        fwd("the same id 200 times", E, np.full(200, 7)),
+        fwd("ids of shape (4, 4), all 0", E, np.zeros((4, 4), dtype=np.int64)),
+    ]
+
+
+def _edge_cases():
+    E = _table(6, 4, 40)
+    return [
+        fwd("a 0-d id (np.array(2))", E, np.array(2)),
+        fwd("an empty ids array of shape (0,)", E, np.array([], dtype=np.int64)),
+        fwd("empty ids of shape (2, 0)", E, np.zeros((2, 0), dtype=np.int64)),
+        fwd("ids 0 and V-1 (the first and last rows)", E, np.array([0, 5, 0, 5])),
+        fwd("a table with one row (V = 1)", _table(1, 3, 41), np.zeros((2, 2), dtype=np.int64)),
+        fwd("int32 ids", E, _ids((3, 2), 6, 42, np.int32)),
+        fwd("uint8 ids", E, _ids(5, 6, 43, np.uint8)),
+    ]
+
+
+def _dtype_cases():
+    return [
+        fwd("a float32 table", _table(20, 6, 50, np.float32), _ids((3, 4), 20, 51)),
+        fwd("a float64 table", _table(20, 6, 52), _ids(7, 20, 53)),
+        fwd("a float16 table", _table(9, 2, 54, np.float16), _ids(4, 9, 55)),
+    ]
+
+
+def _one_hot_cases():
+    def oh(label, ids, V):
+        return Case(label, (ids, V), meta={"arg_names": ["ids", "V"]})
+
+    return [
+        oh("ids [2, 0, 2] with V = 4", np.array([2, 0, 2]), 4),
+        oh("ids of shape (3, 4) with V = 9", _ids((3, 4), 9, 60), 9),
+        oh("a 0-d id with V = 5", np.array(4), 5),
+        oh("empty ids with V = 3", np.array([], dtype=np.int64), 3),
+        oh("the same id 50 times with V = 2", np.ones(50, dtype=np.int64), 2),
+    ]
+
+
+forward_shape = Check(
+    A, "test_forward_shape", "embedding_forward", _shape_cases, _shape_only,
+    "embedding_forward: the shape is ids.shape + (d,)",
+)
+forward_values = Check(
+    A, "test_forward_values", "embedding_forward", _value_cases, forward_judge,
+    "embedding_forward: each id is replaced by its row",
+)
+forward_repeated = Check(
+    A, "test_forward_repeated", "embedding_forward", _repeat_cases, forward_judge,
+    "embedding_forward: repeated ids give repeated rows",
+)
+forward_edge = Check(
+    A, "test_forward_edge_cases", "embedding_forward", _edge_cases, forward_judge,
+    "embedding_forward: 0-d, empty, boundary and narrow-integer ids",
+)
+forward_dtype = Check(
+    A, "test_forward_dtype", "embedding_forward", _dtype_cases, forward_judge,
+    "embedding_forward: the result keeps the table's dtype",
+)
+one_hot_values = Check(
+    A, "test_one_hot", "one_hot", _one_hot_cases,
+    array_judge("one_hot", row_word="position"),
+    "one_hot: shape ids.shape + (V,), a single 1.0 per position, float64",
+)

@@ -1,0 +1,404 @@
+"""Checks that grade what a function computes and name the mistake when it is wrong.
+
+A :class:`Check` is one test cell's worth of grading: a list of input :class:`Case` s, the name of
+the student function to call, and a *judge* that compares the student's :class:`Outcome` with the
+reference's and returns a message (or ``None`` when the case passes).
+
+The same Check runs in two places:
+
+* inside the kernel, from a hidden test cell (``ch01.forward_values(embedding_forward)``), which
+  is what plain ``nbgrader autograde`` and ``nbgrader validate`` do;
+* outside the kernel, in ``make grade``: the sandboxed kernel only *computes* the student's
+  outputs for the cases it is handed (:func:`call`, shipped into the kernel as source text), and
+  this trusted process holds the reference, judges and records the score.
+
+:func:`call` is the only code that touches the student's objects. It gives the function copies of
+the inputs, records an exception instead of raising it, notices modified inputs, and converts every
+result into a plain numpy array, so nothing downstream ever calls a method of a student's object
+(an ``==`` that always says True has nothing to say here).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+MAX_MESSAGES = 3  # failures listed per check; the rest are counted
+
+
+@dataclass(frozen=True)
+class Case:
+    """One call: ``function(*args, **kwargs)``; ``label`` is what a student reads about it."""
+
+    label: str
+    args: tuple
+    kwargs: dict = field(default_factory=dict)
+    # "return": grade the return value; ("arg", i): grade argument i after the call (in-place API).
+    output: Any = "return"
+    meta: dict = field(default_factory=dict)  # anything a judge or diagnosis wants to know
+
+
+@dataclass
+class Outcome:
+    """What one call produced, with every student object already turned into plain data."""
+
+    values: list = field(default_factory=list)  # plain numpy arrays (a scalar becomes 0-d)
+    types: list = field(default_factory=list)  # type name of each returned element
+    is_tuple: bool = False  # the function returned a tuple or list
+    error_type: str | None = None  # e.g. "ValueError"
+    error: str | None = None  # the exception's message (first 500 characters)
+    modified: list = field(default_factory=list)  # indices of positional args changed by the call
+    returned_none: bool = False
+    conversion_error: str | None = None  # the result could not be read as numbers
+
+    @property
+    def value(self) -> np.ndarray | None:
+        return self.values[0] if self.values else None
+
+    def to_json(self) -> dict:
+        d = dataclasses.asdict(self)
+        d.pop("values")
+        return d
+
+
+# --------------------------------------------------------------------------------------------
+# The harness: the only code that runs next to the student's objects. It must stay
+# self-contained (numpy and the standard library only): `make grade` ships its source into the
+# sandboxed kernel.
+# --------------------------------------------------------------------------------------------
+def call(fn, args, kwargs, output="return"):
+    """Call ``fn`` on copies of the inputs and describe the result as an Outcome-like dict."""
+    import copy as _copy
+
+    import numpy as _np
+
+    def _plain(x):
+        # Read a student's result as numbers without trusting its methods beyond __array__.
+        if type(x).__module__.startswith("torch"):
+            x = x.detach().cpu().numpy()
+        arr = _np.asarray(x)
+        if arr.dtype == object or not (
+            _np.issubdtype(arr.dtype, _np.number) or arr.dtype == _np.bool_
+        ):
+            raise TypeError(f"a {type(x).__name__} holding {arr.dtype} values, not numbers")
+        return _np.array(arr, copy=True, subok=False)
+
+    def _type_name(x):
+        if isinstance(x, bool):
+            return "bool"
+        if isinstance(x, float):
+            return "float"
+        if isinstance(x, int):
+            return "int"
+        t = type(x)
+        return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
+
+    call_args = [_copy.deepcopy(a) for a in args]
+    call_kwargs = {k: _copy.deepcopy(v) for k, v in kwargs.items()}
+    snapshot = [_copy.deepcopy(a) for a in call_args]
+    out = {
+        "values": [],
+        "types": [],
+        "is_tuple": False,
+        "error_type": None,
+        "error": None,
+        "modified": [],
+        "returned_none": False,
+        "conversion_error": None,
+    }
+    try:
+        result = fn(*call_args, **call_kwargs)
+    except BaseException as exc:  # noqa: BLE001 - a student's SystemExit must not end grading
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        out["error_type"] = type(exc).__name__
+        out["error"] = str(exc)[:500]
+        return out
+    for i, (before, after) in enumerate(zip(snapshot, call_args, strict=True)):
+        if output != "return" and output[1] == i:
+            continue
+        if isinstance(before, _np.ndarray):
+            same = (
+                isinstance(after, _np.ndarray)
+                and before.shape == after.shape
+                and before.dtype == after.dtype
+                and _np.array_equal(before, after, equal_nan=before.dtype.kind == "f")
+            )
+            if not same:
+                out["modified"].append(i)
+    if output == "return":
+        out["returned_none"] = result is None
+        items = list(result) if isinstance(result, (tuple, list)) else [result]
+        out["is_tuple"] = isinstance(result, (tuple, list))
+    else:
+        out["returned_none"] = result is None
+        items = [call_args[output[1]]]
+    try:
+        for item in items:
+            out["types"].append(_type_name(item))
+            out["values"].append(_plain(item))
+    except BaseException as exc:  # noqa: BLE001
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        out["values"] = []
+        out["conversion_error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
+    return out
+
+
+def outcome_of(fn, case: Case) -> Outcome:
+    """Run :func:`call` in this process and wrap the result."""
+    return Outcome(**call(fn, case.args, case.kwargs, case.output))
+
+
+# --------------------------------------------------------------------------------------------
+# Comparing plain arrays
+# --------------------------------------------------------------------------------------------
+def tolerance(dtype) -> tuple[float, float]:
+    """(rtol, atol scale) fit for a dtype: float32 sums in another order differ slightly."""
+    dt = np.dtype(dtype)
+    if dt == np.float16:
+        return 1e-2, 1e-2
+    if dt == np.float32:
+        return 2e-5, 2e-5
+    return 1e-9, 1e-11
+
+
+def close(got: np.ndarray, want: np.ndarray, dtype=None) -> bool:
+    """Same shape and equal within a tolerance for ``dtype`` (default: want's dtype)."""
+    got = np.asarray(got)
+    want = np.asarray(want)
+    if got.shape != want.shape:
+        return False
+    g = got.astype(np.float64)
+    w = want.astype(np.float64)
+    if not np.array_equal(np.isfinite(g), np.isfinite(w)):
+        return False
+    rtol, atol = tolerance(dtype if dtype is not None else want.dtype)
+    scale = float(np.max(np.abs(w[np.isfinite(w)]), initial=1.0))
+    fin = np.isfinite(w)
+    return bool(np.allclose(g[fin], w[fin], rtol=rtol, atol=atol * scale))
+
+
+def differing_rows(got: np.ndarray, want: np.ndarray, dtype=None, limit: int = 6) -> list:
+    """Indices (over all axes but the last) where got and want differ; both the same shape."""
+    g = np.asarray(got, dtype=np.float64)
+    w = np.asarray(want, dtype=np.float64)
+    if g.ndim == 0:
+        return []
+    rtol, atol = tolerance(dtype if dtype is not None else want.dtype)
+    scale = float(np.max(np.abs(w[np.isfinite(w)]), initial=1.0))
+    bad = ~np.isclose(g, w, rtol=rtol, atol=atol * scale, equal_nan=False)
+    if g.ndim > 1:
+        bad = bad.reshape(-1, g.shape[-1]).any(axis=1).reshape(g.shape[:-1])
+    idx = np.argwhere(bad)
+    rows = [tuple(int(v) for v in row) if len(row) > 1 else int(row[0]) for row in idx[:limit]]
+    return rows
+
+
+def fmt(x, precision: int = 4, limit: int = 8) -> str:
+    """A short readable rendering of a small array for messages."""
+    a = np.asarray(x)
+    if a.size > limit:
+        flat = np.array2string(a.ravel()[:limit], precision=precision, separator=", ")
+        return flat[:-1] + ", ...]"
+    return np.array2string(a, precision=precision, separator=", ").replace("\n", "")
+
+
+# --------------------------------------------------------------------------------------------
+# Judges
+# --------------------------------------------------------------------------------------------
+Judge = Callable[[Case, Outcome, Outcome], "str | None"]
+
+
+def common_problems(case: Case, got: Outcome, want: Outcome, fname: str) -> str | None:
+    """Problems every check reports the same way: exceptions, stubs, None, modified inputs."""
+    if got.error_type == "NotImplementedError":
+        return f"{fname} still raises NotImplementedError: replace the stub with your code."
+    if want.error_type is not None:
+        if got.error_type is None:
+            return f"{fname} should raise {want.error_type} for {case.label}, but it returned."
+        if got.error_type != want.error_type:
+            return (
+                f"{fname} raised {got.error_type} for {case.label}; "
+                f"expected {want.error_type}."
+            )
+        return None
+    if got.error_type is not None:
+        return f"{fname} raised {got.error_type} for {case.label}: {got.error}"
+    if got.modified:
+        names = case.meta.get("arg_names")
+        which = ", ".join(names[i] if names else f"argument {i}" for i in got.modified)
+        return (
+            f"{fname} modified its input ({which}) for {case.label}. Work on a copy or build a "
+            "new array: callers do not expect their inputs to change."
+        )
+    if got.conversion_error is not None:
+        return f"{fname} returned something that is not numbers for {case.label}: {got.conversion_error}"
+    if case.output == "return" and got.returned_none and not want.returned_none:
+        return f"{fname} returned None for {case.label}. Did you forget the return statement?"
+    return None
+
+
+@dataclass
+class Mistake:
+    """A classic wrong answer: ``model(case, want_value)`` gives what that mistake returns."""
+
+    name: str
+    message: str
+    model: Callable[[Case, np.ndarray], "np.ndarray | None"]
+
+
+def array_judge(
+    fname: str,
+    *,
+    check_dtype: bool = True,
+    mistakes: Sequence[Mistake] = (),
+    row_word: str = "row",
+) -> Judge:
+    """Judge a function that returns one array: shape, then dtype, then values."""
+
+    def judge(case: Case, got: Outcome, want: Outcome) -> str | None:
+        problem = common_problems(case, got, want, fname)
+        if problem or want.error_type is not None:
+            return problem
+        g, w = got.value, want.value
+        if g is None or got.is_tuple:
+            return f"{fname} should return one array for {case.label}, got a {', '.join(got.types)}."
+        if g.shape != w.shape:
+            hint = ""
+            if g.ndim == w.ndim and g.shape == w.shape[::-1] and g.ndim == 2:
+                hint = " It looks transposed."
+            for m in mistakes:
+                alt = m.model(case, w)
+                if alt is not None and np.shape(alt) == g.shape and close(g, alt, w.dtype):
+                    return f"{m.message} (for {case.label})"
+            return f"{fname} returned shape {g.shape} for {case.label}; expected {w.shape}.{hint}"
+        if close(g, w, w.dtype):
+            if check_dtype and g.dtype != w.dtype:
+                return (
+                    f"{fname} returned {g.dtype} for {case.label}; expected {w.dtype}. "
+                    "Keep the dtype of the input (do not convert float32 to float64)."
+                )
+            return None
+        for m in mistakes:
+            alt = m.model(case, w)
+            if alt is not None and np.shape(alt) == g.shape and close(g, alt, w.dtype):
+                return f"{m.message} (for {case.label})"
+        if not np.all(np.isfinite(g.astype(np.float64))) and np.all(np.isfinite(w)):
+            return f"{fname} returned NaN or inf for {case.label}; the expected values are finite."
+        rows = differing_rows(g, w, w.dtype)
+        if rows:
+            first = rows[0]
+            return (
+                f"{fname} returned wrong values for {case.label} at {row_word}s {rows}: "
+                f"{row_word} {first} is {fmt(g[first])}, expected {fmt(w[first])}."
+            )
+        return f"{fname} returned {fmt(g)} for {case.label}; expected {fmt(w)}."
+
+    return judge
+
+
+# --------------------------------------------------------------------------------------------
+# A check: cases + judge, runnable in the kernel or from the trusted grader
+# --------------------------------------------------------------------------------------------
+@dataclass
+class CheckResult:
+    grade_id: str
+    passed: bool
+    messages: list
+    cases_run: int
+
+    @property
+    def message(self) -> str:
+        return "\n".join(self.messages)
+
+
+class Check:
+    """One test cell's hidden checks, e.g. ``forward_values = Check(...)`` in checks/ch01.py.
+
+    Calling the Check with the student's function (``forward_values(embedding_forward)``) runs it
+    in the current process and raises AssertionError with the messages when a case fails.
+    """
+
+    def __init__(
+        self,
+        assignment: str,
+        grade_id: str,
+        function: str,
+        cases: Callable[[], list[Case]],
+        judge: Judge,
+        what: str,
+    ):
+        self.assignment = assignment
+        self.grade_id = grade_id
+        self.function = function
+        self._cases = cases
+        self.judge = judge
+        self.what = what
+
+    def cases(self) -> list[Case]:
+        return self._cases()
+
+    def reference(self):
+        from . import reference
+
+        return reference.function(self.assignment, self.function)
+
+    def verdict(self, got: list[Outcome], cases: list[Case] | None = None) -> CheckResult:
+        """Judge outcomes (one per case, in order) against the reference."""
+        cases = self.cases() if cases is None else cases
+        ref = self.reference()
+        messages: list[str] = []
+        failed = 0
+        for case, outcome in zip(cases, got, strict=True):
+            want = outcome_of(ref, case)
+            if want.error_type is not None and case.meta.get("expect_error") is None:
+                raise RuntimeError(
+                    f"reference {self.function} failed on {case.label}: {want.error_type}: {want.error}"
+                )
+            msg = self.judge(case, outcome, want)
+            if msg:
+                failed += 1
+                if len(messages) < MAX_MESSAGES:
+                    messages.append(msg)
+                if outcome.error_type == "NotImplementedError":
+                    break
+        if failed > len(messages):
+            messages.append(f"... and {failed - len(messages)} more failing case(s).")
+        return CheckResult(self.grade_id, failed == 0, messages, len(got))
+
+    def run(self, fn) -> CheckResult:
+        cases = self.cases()
+        outcomes = []
+        for case in cases:
+            outcome = outcome_of(fn, case)
+            outcomes.append(outcome)
+            if outcome.error_type == "NotImplementedError":
+                break
+        return self.verdict(outcomes, cases[: len(outcomes)])
+
+    def __call__(self, fn) -> None:
+        if not callable(fn):
+            raise AssertionError(f"{self.function} is not a function (got {type(fn).__name__}).")
+        try:
+            result = self.run(fn)
+        except AssertionError:
+            raise
+        except Exception as exc:  # a bug in grading, not in the submission: say so plainly
+            raise AssertionError(
+                f"the checker itself failed ({type(exc).__name__}: {exc}); tell your instructor.\n"
+                + traceback.format_exc(limit=2)
+            ) from None
+        if not result.passed:
+            raise AssertionError(f"{self.what}: " + "\n".join(result.messages))
+        print(f"{self.what}: passed ({result.cases_run} hidden cases).")
+
+
+def registry(module) -> dict[str, Check]:
+    """All Checks a chapter module defines, by grade_id."""
+    return {v.grade_id: v for v in vars(module).values() if isinstance(v, Check)}

@@ -1,0 +1,159 @@
+"""Timing helpers shared by every chapter: one implementation, used by the website and inlined
+into each exercise notebook by `make release`.
+
+Keep this file self-contained (standard library at the top; numpy, torch and matplotlib imported
+inside functions): the release step copies its source into a notebook cell, and under nbgrader
+(NBGRADER_EXECUTION set) the timing cell must return before torch is even imported.
+"""
+
+import math
+import os
+import platform
+
+MAX_BYTES = 256 * 2**20  # never build an operand larger than this (a one-hot of 256 MiB)
+
+
+def grading() -> bool:
+    """True while nbgrader validates or grades: timing cells then do nothing."""
+    return bool(os.environ.get("NBGRADER_EXECUTION"))
+
+
+def pick_device():
+    """CUDA when torch sees a GPU, then Apple's MPS, else the CPU; with a readable name."""
+    import torch
+
+    if torch.cuda.is_available():
+        return torch.device("cuda"), torch.cuda.get_device_name(0)
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        return torch.device("mps"), "Apple GPU (MPS)"
+    name = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    name = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return torch.device("cpu"), f"CPU: {name}, {torch.get_num_threads()} threads"
+
+
+def synchronize(device) -> None:
+    import torch
+
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    elif device.type == "mps":
+        torch.mps.synchronize()
+
+
+def bench(fn, device, min_run_time: float = 0.15) -> float:
+    """Median seconds per call of fn(), by torch.utils.benchmark, synchronised on GPUs."""
+    import torch
+    import torch.utils.benchmark as tb
+
+    if device.type == "mps":  # torch.utils.benchmark synchronises CUDA itself, not MPS
+
+        def run():
+            fn()
+            torch.mps.synchronize()
+
+    else:
+        run = fn
+    run()  # warm up (allocations, kernel selection)
+    synchronize(device)
+    timer = tb.Timer(stmt="run()", globals={"run": run}, num_threads=torch.get_num_threads())
+    return timer.blocked_autorange(min_run_time=min_run_time).median
+
+
+def nbytes(shape, dtype_bytes: int = 4) -> int:
+    return int(math.prod(shape)) * dtype_bytes
+
+
+def sweep(xs, methods, device=None, min_run_time: float = 0.15, max_bytes: int = MAX_BYTES):
+    """Time each method at each x.
+
+    methods: {label: make(x, device) -> (fn, bytes_needed)}. A method whose operands would need
+    more than max_bytes is skipped at that x (its time is NaN and a note says why).
+    Returns {"xs", "times": {label: [seconds]}, "device", "device_name", "notes"}.
+    """
+    if device is None:
+        device, name = pick_device()
+    else:
+        name = str(device)
+    times = {label: [] for label in methods}
+    notes = []
+    for x in xs:
+        for label, make in methods.items():
+            fn, need = make(x, device)
+            if need > max_bytes or fn is None:
+                times[label].append(float("nan"))
+                notes.append(f"{label} skipped at {x}: it needs {need / 2**20:,.0f} MiB")
+                continue
+            times[label].append(bench(fn, device, min_run_time))
+            del fn
+    return {"xs": list(xs), "times": times, "device": device.type, "device_name": name, "notes": notes}
+
+
+def ratios(result, slow: str, fast: str) -> list:
+    """slow time / fast time at each x (NaN where either was skipped)."""
+    return [s / f for s, f in zip(result["times"][slow], result["times"][fast], strict=True)]
+
+
+def plot(result, xlabel: str, baseline: str, compare, title: str, logx: bool = True):
+    """Two panels: seconds per call of every method, and each compared method / baseline."""
+    import matplotlib.pyplot as plt
+
+    xs = result["xs"]
+    fig, (ax_t, ax_r) = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
+    markers = "osD^vP*X"
+    for i, (label, ts) in enumerate(result["times"].items()):
+        ax_t.plot(xs, [t * 1e3 for t in ts], marker=markers[i % len(markers)], label=label)
+    ax_t.set_yscale("log")
+    ax_t.set_ylabel("milliseconds per call (log)")
+    ax_t.set_xlabel(xlabel)
+    ax_t.legend(fontsize=8)
+    ax_t.grid(True, which="both", alpha=0.3)
+    for i, label in enumerate(compare):
+        ax_r.plot(xs, ratios(result, label, baseline), marker=markers[i % len(markers)], label=f"{label} / {baseline}")
+    ax_r.axhline(1.0, color="grey", lw=1, ls="--")
+    ax_r.set_yscale("log")
+    ax_r.set_ylabel("time ratio (log; above 1 = slower)")
+    ax_r.set_xlabel(xlabel)
+    ax_r.legend(fontsize=8)
+    ax_r.grid(True, which="both", alpha=0.3)
+    for ax in (ax_t, ax_r):
+        if logx:
+            ax.set_xscale("log")
+    fig.suptitle(f"{title}\nmeasured on {result['device_name']}", fontsize=10)
+    return fig
+
+
+def summary(result, slow: str, fast: str, xname: str) -> str:
+    """A sentence built from the measured numbers (largest x where both ran)."""
+    pairs = [
+        (x, r)
+        for x, r in zip(result["xs"], ratios(result, slow, fast), strict=True)
+        if not math.isnan(r)
+    ]
+    if not pairs:
+        return "No size ran for both methods on this machine."
+    (x0, r0), (x1, r1) = pairs[0], pairs[-1]
+    return (
+        f"On {result['device_name']}, {slow} took {r1:,.1f}x as long as {fast} at "
+        f"{xname} = {x1:,} (and {r0:,.1f}x at {xname} = {x0:,})."
+    )
+
+
+def report(result, xlabel, xname, baseline, compare, title, logx=True):
+    """Plot, print the sentence and any skipped sizes; used by every chapter's timing()."""
+    import matplotlib.pyplot as plt
+
+    fig = plot(result, xlabel, baseline, compare, title, logx=logx)
+    plt.show()
+    for label in compare:
+        print(summary(result, label, baseline, xname))
+    for note in result["notes"]:
+        print("note:", note)
+    return fig
