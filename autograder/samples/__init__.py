@@ -1,0 +1,101 @@
+"""Sample submissions, built from the release notebook at test (or demo) time.
+
+For every assignment there is a module ``samples/chNN.py`` with
+
+* ``ALTERNATIVES``: name -> {function: source}, correct answers written differently from the
+  reference (a loop, np.add.at, bincount, ...): each must earn full marks;
+* ``MISTAKES``: name -> :class:`Mistake`, classic wrong answers with the test cells they must fail
+  and a phrase the feedback must contain;
+* ``DEMO_MISTAKE``: the mistake used for the demo student.
+
+A submission is the released notebook with the answer cells replaced (an answer cell's grade_id is
+the name of the function it defines). ``python -m autograder.samples --install`` writes three demo
+students per assignment (correct, one classic mistake, untouched stub) into grading/submitted/, so
+``make demo`` shows the whole flow at once. Nothing here is published to students.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import notebooks, reference
+from ..paths import GRADING, assignments, release_notebook, source_notebook
+
+
+@dataclass
+class Mistake:
+    sources: dict
+    fails: set = field(default_factory=set)
+    says: str = ""
+
+
+def module(assignment: str):
+    return importlib.import_module(f"{__name__}.ch{assignment[:2]}")
+
+
+def reference_sources(assignment: str) -> dict[str, str]:
+    """function (answer cell grade_id) -> the reference source, solution markers removed."""
+    nb = notebooks.read(source_notebook(assignment))
+    return {
+        cell["metadata"]["nbgrader"]["grade_id"]: reference.strip_markers(notebooks.source(cell))
+        for cell in reference.solution_cells(nb)
+    }
+
+
+def answer_cell_ids(assignment: str) -> list[str]:
+    return list(reference_sources(assignment))
+
+
+def build(assignment: str, sources: dict[str, str] | None) -> dict:
+    """The release notebook with the given answer cells filled in (None: the untouched stub).
+
+    Answer cells not named in ``sources`` get the reference, so a sample isolates one function.
+    """
+    nb = notebooks.read(release_notebook(assignment))
+    if sources is None:
+        return nb
+    filled = {**reference_sources(assignment), **sources}
+    for cell in nb["cells"]:
+        gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if gid in filled and cell["metadata"]["nbgrader"].get("solution"):
+            cell["source"] = notebooks.split_lines(filled[gid].strip("\n"))
+    return nb
+
+
+def demo_students(assignment: str) -> dict[str, dict]:
+    """student id -> notebook: correct, one classic mistake, untouched stub."""
+    mod = module(assignment)
+    return {
+        "demo_correct": build(assignment, {}),
+        "demo_mistake": build(assignment, mod.MISTAKES[mod.DEMO_MISTAKE].sources),
+        "demo_stub": build(assignment, None),
+    }
+
+
+def install(dest: Path | None = None, only: list[str] | None = None) -> list[Path]:
+    """Write the demo students' submissions in nbgrader's layout: <student>/<a>/<a>.ipynb."""
+    dest = dest or GRADING / "submitted"
+    written = []
+    for a in only or assignments():
+        for student, nb in demo_students(a).items():
+            path = dest / student / a / f"{a}.ipynb"
+            notebooks.write(nb, path)
+            written.append(path)
+    return written
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description="Write demo submissions into grading/submitted/.")
+    p.add_argument("--install", action="store_true", required=True)
+    p.add_argument("assignments", nargs="*")
+    args = p.parse_args(argv)
+    for path in install(only=args.assignments or None):
+        print("wrote", path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,78 @@
+"""Graders are fair both ways, for every chapter with samples.
+
+* every correct alternative (loops, np.add.at, bincount, ...) passes every hidden check;
+* each classic mistake fails exactly the test cells it should, and the message names it;
+* the untouched stub fails every check with the "still raises NotImplementedError" message.
+
+These run the hidden checks in-process on the sample answers; test_nbgrader.py and
+test_grade.py grade a few of the same samples end to end.
+"""
+
+import types
+
+import pytest
+
+from autograder import checks, samples
+from autograder.paths import assignments
+
+
+def _namespace(assignment, sources):
+    """Execute sample answer sources the way a notebook would: reference for the others."""
+    ns: dict = {}
+    for src in {**samples.reference_sources(assignment), **sources}.values():
+        exec(compile(src, "<sample>", "exec"), ns)  # noqa: S102 - our own fixtures
+    return types.SimpleNamespace(**ns)
+
+
+def _run_all(assignment, ns):
+    results = {}
+    for gid, check in checks.for_assignment(assignment).items():
+        results[gid] = check.run(getattr(ns, check.function))
+    return results
+
+
+def _cases():
+    for a in assignments():
+        mod = samples.module(a)
+        for name in mod.ALTERNATIVES:
+            yield pytest.param(a, name, id=f"{a}:{name}")
+
+
+def _mistakes():
+    for a in assignments():
+        mod = samples.module(a)
+        for name in mod.MISTAKES:
+            yield pytest.param(a, name, id=f"{a}:{name}")
+
+
+@pytest.mark.parametrize("assignment", assignments())
+def test_reference_passes_every_check(assignment):
+    results = _run_all(assignment, _namespace(assignment, {}))
+    assert all(r.passed for r in results.values()), {g: r.message for g, r in results.items()}
+
+
+@pytest.mark.parametrize("assignment,name", list(_cases()))
+def test_correct_alternative_gets_full_credit(assignment, name):
+    sources = samples.module(assignment).ALTERNATIVES[name]
+    results = _run_all(assignment, _namespace(assignment, sources))
+    failing = {g: r.message for g, r in results.items() if not r.passed}
+    assert not failing, f"a correct answer ({name}) lost points: {failing}"
+
+
+@pytest.mark.parametrize("assignment,name", list(_mistakes()))
+def test_classic_mistake_loses_points_and_is_named(assignment, name):
+    mistake = samples.module(assignment).MISTAKES[name]
+    results = _run_all(assignment, _namespace(assignment, mistake.sources))
+    failing = {g for g, r in results.items() if not r.passed}
+    assert failing == mistake.fails, f"{name}: failed {sorted(failing)}, expected {sorted(mistake.fails)}"
+    messages = " ".join(results[g].message for g in failing)
+    assert mistake.says in messages, f"{name}: no {mistake.says!r} in: {messages}"
+
+
+@pytest.mark.parametrize("assignment", assignments())
+def test_untouched_stub_fails_every_check_with_a_clear_message(assignment):
+    stub = {fn: f"def {fn}(*args, **kwargs):\n    raise NotImplementedError()\n" for fn in samples.answer_cell_ids(assignment)}
+    results = _run_all(assignment, _namespace(assignment, stub))
+    for gid, r in results.items():
+        assert not r.passed, gid
+        assert "NotImplementedError" in r.message, (gid, r.message)
