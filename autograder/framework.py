@@ -223,10 +223,7 @@ def common_problems(case: Case, got: Outcome, want: Outcome, fname: str) -> str 
         if got.error_type is None:
             return f"{fname} should raise {want.error_type} for {case.label}, but it returned."
         if got.error_type != want.error_type:
-            return (
-                f"{fname} raised {got.error_type} for {case.label}; "
-                f"expected {want.error_type}."
-            )
+            return f"{fname} raised {got.error_type} for {case.label}; expected {want.error_type}."
         return None
     if got.error_type is not None:
         return f"{fname} raised {got.error_type} for {case.label}: {got.error}"
@@ -250,7 +247,7 @@ class Mistake:
 
     name: str
     message: str
-    model: Callable[[Case, np.ndarray], "np.ndarray | None"]
+    model: Callable[[Case, np.ndarray], np.ndarray | None]
 
 
 def array_judge(
@@ -268,7 +265,9 @@ def array_judge(
             return problem
         g, w = got.value, want.value
         if g is None or got.is_tuple:
-            return f"{fname} should return one array for {case.label}, got a {', '.join(got.types)}."
+            return (
+                f"{fname} should return one array for {case.label}, got a {', '.join(got.types)}."
+            )
         if g.shape != w.shape:
             hint = ""
             if g.ndim == w.ndim and g.shape == w.shape[::-1] and g.ndim == 2:

@@ -49,7 +49,12 @@ def md(text: str, cell_id: str, locked: bool = True) -> dict:
     meta = {}
     if locked:
         meta["nbgrader"] = _nbgrader(cell_id, grade=False, solution=False, locked=True)
-    return {"cell_type": "markdown", "id": _slug(cell_id), "metadata": meta, "source": split_lines(text)}
+    return {
+        "cell_type": "markdown",
+        "id": _slug(cell_id),
+        "metadata": meta,
+        "source": split_lines(text),
+    }
 
 
 def code(text: str, cell_id: str, *, kind: str = "plain", points: int = 0, extra_meta=None) -> dict:
@@ -59,7 +64,9 @@ def code(text: str, cell_id: str, *, kind: str = "plain", points: int = 0, extra
     if kind == "solution":
         meta["nbgrader"] = _nbgrader(cell_id, grade=False, solution=True, locked=False)
     elif kind == "test":
-        meta["nbgrader"] = _nbgrader(cell_id, grade=True, solution=False, locked=True, points=points)
+        meta["nbgrader"] = _nbgrader(
+            cell_id, grade=True, solution=False, locked=True, points=points
+        )
     elif kind == "readonly":
         meta["nbgrader"] = _nbgrader(cell_id, grade=False, solution=False, locked=True)
     elif kind != "plain":
@@ -92,7 +99,11 @@ def notebook(cells: list[dict]) -> dict:
     return {
         "cells": cells,
         "metadata": {
-            "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
+            "kernelspec": {
+                "display_name": "Python 3 (ipykernel)",
+                "language": "python",
+                "name": "python3",
+            },
             "language_info": {"name": "python"},
         },
         "nbformat": 4,
@@ -129,7 +140,9 @@ def test_cells(nb: dict) -> dict[str, dict]:
 
 
 def points(nb: dict) -> dict[str, float]:
-    return {gid: float(c["metadata"]["nbgrader"].get("points", 0)) for gid, c in test_cells(nb).items()}
+    return {
+        gid: float(c["metadata"]["nbgrader"].get("points", 0)) for gid, c in test_cells(nb).items()
+    }
 
 
 def main(argv: list[str]) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import types
-from functools import lru_cache
+from functools import cache
 
 from .paths import source_notebook
 
@@ -20,7 +20,8 @@ def solution_cells(nb: dict) -> list[dict]:
     return [
         cell
         for cell in nb["cells"]
-        if cell["cell_type"] == "code" and cell.get("metadata", {}).get("nbgrader", {}).get("solution")
+        if cell["cell_type"] == "code"
+        and cell.get("metadata", {}).get("nbgrader", {}).get("solution")
     ]
 
 
@@ -39,7 +40,7 @@ def strip_markers(source: str) -> str:
     return "\n".join(keep) + "\n"
 
 
-@lru_cache(maxsize=None)
+@cache
 def load(assignment: str) -> types.SimpleNamespace:
     """Execute the answer cells of an assignment's source notebook; return what they define."""
     path = source_notebook(assignment)

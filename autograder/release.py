@@ -154,10 +154,14 @@ def student_repo(dest: Path) -> Path:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("assignments", nargs="*", help="default: every assignment in solutions/")
     p.add_argument("--out", type=Path, default=EXERCISES)
-    p.add_argument("--solutions", action="store_true", help="release solutions (after the deadline)")
+    p.add_argument(
+        "--solutions", action="store_true", help="release solutions (after the deadline)"
+    )
     p.add_argument("--student-repo", type=Path, help="write the student-facing copy here")
     args = p.parse_args(argv)
     if args.solutions:

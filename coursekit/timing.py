@@ -93,7 +93,13 @@ def sweep(xs, methods, device=None, min_run_time: float = 0.15, max_bytes: int =
                 continue
             times[label].append(bench(fn, device, min_run_time))
             del fn
-    return {"xs": list(xs), "times": times, "device": device.type, "device_name": name, "notes": notes}
+    return {
+        "xs": list(xs),
+        "times": times,
+        "device": device.type,
+        "device_name": name,
+        "notes": notes,
+    }
 
 
 def ratios(result, slow: str, fast: str) -> list:
@@ -116,7 +122,12 @@ def plot(result, xlabel: str, baseline: str, compare, title: str, logx: bool = T
     ax_t.legend(fontsize=8)
     ax_t.grid(True, which="both", alpha=0.3)
     for i, label in enumerate(compare):
-        ax_r.plot(xs, ratios(result, label, baseline), marker=markers[i % len(markers)], label=f"{label} / {baseline}")
+        ax_r.plot(
+            xs,
+            ratios(result, label, baseline),
+            marker=markers[i % len(markers)],
+            label=f"{label} / {baseline}",
+        )
     ax_r.axhline(1.0, color="grey", lw=1, ls="--")
     ax_r.set_yscale("log")
     ax_r.set_ylabel("time ratio (log; above 1 = slower)")

@@ -1,6 +1,7 @@
-"""Shared fixtures: the repository root, and a PATH with the venv's tools first."""
+"""Shared fixtures: the repository root, a PATH with the venv's tools first, the built site."""
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -9,8 +10,27 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 os.environ["PATH"] = f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"
+SITE = ROOT / "_build" / "html"
 
 
 @pytest.fixture(scope="session")
 def root() -> Path:
     return ROOT
+
+
+@pytest.fixture(scope="session")
+def built_site() -> Path:
+    """The website, built once per test session with warnings as errors (`make book`'s command).
+
+    Set COURSE_SKIP_BUILD=1 to reuse an existing _build/html while iterating on site tests.
+    """
+    if not (os.environ.get("COURSE_SKIP_BUILD") and (SITE / "index.html").exists()):
+        proc = subprocess.run(
+            ["jupyter-book", "build", ".", "--builder", "html", "-W", "--keep-going"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
+        log = proc.stdout + proc.stderr
+        assert proc.returncode == 0, "the website build failed:\n" + log[-6000:]
+    return SITE

@@ -64,14 +64,19 @@ def test_classic_mistake_loses_points_and_is_named(assignment, name):
     mistake = samples.module(assignment).MISTAKES[name]
     results = _run_all(assignment, _namespace(assignment, mistake.sources))
     failing = {g for g, r in results.items() if not r.passed}
-    assert failing == mistake.fails, f"{name}: failed {sorted(failing)}, expected {sorted(mistake.fails)}"
+    assert failing == mistake.fails, (
+        f"{name}: failed {sorted(failing)}, expected {sorted(mistake.fails)}"
+    )
     messages = " ".join(results[g].message for g in failing)
     assert mistake.says in messages, f"{name}: no {mistake.says!r} in: {messages}"
 
 
 @pytest.mark.parametrize("assignment", assignments())
 def test_untouched_stub_fails_every_check_with_a_clear_message(assignment):
-    stub = {fn: f"def {fn}(*args, **kwargs):\n    raise NotImplementedError()\n" for fn in samples.answer_cell_ids(assignment)}
+    stub = {
+        fn: f"def {fn}(*args, **kwargs):\n    raise NotImplementedError()\n"
+        for fn in samples.answer_cell_ids(assignment)
+    }
     results = _run_all(assignment, _namespace(assignment, stub))
     for gid, r in results.items():
         assert not r.passed, gid

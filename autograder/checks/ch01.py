@@ -80,7 +80,11 @@ def _value_cases():
     return [
         fwd("the worked example (ids [2, 0, 2])", worked, np.array([2, 0, 2])),
         fwd("a random (50, 8) table, ids of shape (4, 6)", _table(50, 8, 20), _ids((4, 6), 50, 21)),
-        fwd("a random (1000, 16) table, ids of shape (64,)", _table(1000, 16, 22), _ids(64, 1000, 23)),
+        fwd(
+            "a random (1000, 16) table, ids of shape (64,)",
+            _table(1000, 16, 22),
+            _ids(64, 1000, 23),
+        ),
         fwd("ids of shape (3, 5, 2)", _table(30, 4, 24), _ids((3, 5, 2), 30, 25)),
     ]
 
@@ -129,27 +133,50 @@ def _one_hot_cases():
 
 
 forward_shape = Check(
-    A, "test_forward_shape", "embedding_forward", _shape_cases, _shape_only,
+    A,
+    "test_forward_shape",
+    "embedding_forward",
+    _shape_cases,
+    _shape_only,
     "embedding_forward: the shape is ids.shape + (d,)",
 )
 forward_values = Check(
-    A, "test_forward_values", "embedding_forward", _value_cases, forward_judge,
+    A,
+    "test_forward_values",
+    "embedding_forward",
+    _value_cases,
+    forward_judge,
     "embedding_forward: each id is replaced by its row",
 )
 forward_repeated = Check(
-    A, "test_forward_repeated", "embedding_forward", _repeat_cases, forward_judge,
+    A,
+    "test_forward_repeated",
+    "embedding_forward",
+    _repeat_cases,
+    forward_judge,
     "embedding_forward: repeated ids give repeated rows",
 )
 forward_edge = Check(
-    A, "test_forward_edge_cases", "embedding_forward", _edge_cases, forward_judge,
+    A,
+    "test_forward_edge_cases",
+    "embedding_forward",
+    _edge_cases,
+    forward_judge,
     "embedding_forward: 0-d, empty, boundary and narrow-integer ids",
 )
 forward_dtype = Check(
-    A, "test_forward_dtype", "embedding_forward", _dtype_cases, forward_judge,
+    A,
+    "test_forward_dtype",
+    "embedding_forward",
+    _dtype_cases,
+    forward_judge,
     "embedding_forward: the result keeps the table's dtype",
 )
 one_hot_values = Check(
-    A, "test_one_hot", "one_hot", _one_hot_cases,
+    A,
+    "test_one_hot",
+    "one_hot",
+    _one_hot_cases,
     array_judge("one_hot", row_word="position"),
     "one_hot: shape ids.shape + (V,), a single 1.0 per position, float64",
 )
