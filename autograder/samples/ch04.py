@@ -1,0 +1,449 @@
+"""Sample answers for exercise 4: correct alternatives (full credit) and classic mistakes.
+
+Each entry maps a function name to the complete source of a student's answer cell. Mistakes
+list the test cells they must fail and a phrase the feedback must contain.
+"""
+
+from . import Mistake
+
+ALL_MEAN = {
+    "test_bag_mean_shape",
+    "test_bag_mean_values",
+    "test_bag_mean_empty_bags",
+    "test_bag_mean_dtype",
+}
+ALL_BACKWARD = {
+    "test_bag_backward_shape",
+    "test_bag_backward_mean",
+    "test_bag_backward_sum",
+    "test_bag_backward_empty_bags",
+    "test_bag_backward_dtype",
+}
+
+ALTERNATIVES = {
+    "loop over bags": {
+        "embedding_bag_mean": """
+import numpy as np
+
+def embedding_bag_mean(E, ids, offsets):
+    B, N = len(offsets), len(ids)
+    out = np.zeros((B, E.shape[1]), dtype=E.dtype)
+    for b in range(B):
+        start = offsets[b]
+        end = offsets[b + 1] if b + 1 < B else N
+        if end > start:
+            out[b] = E[ids[start:end]].mean(axis=0)
+    return out
+""",
+        "embedding_bag_backward": """
+def embedding_bag_backward(ids, offsets, grad_out, V, mode="mean"):
+    if mode not in ("sum", "mean"):
+        raise ValueError("unknown mode " + repr(mode))
+    B, N = len(offsets), len(ids)
+    G = np.zeros((V, grad_out.shape[1]), dtype=grad_out.dtype)
+    for b in range(B):
+        start = offsets[b]
+        end = offsets[b + 1] if b + 1 < B else N
+        for n in range(start, end):
+            if mode == "mean":
+                G[ids[n]] += grad_out[b] / (end - start)
+            else:
+                G[ids[n]] += grad_out[b]
+    return G
+""",
+    },
+    "np.add.reduceat with empty bags handled": {
+        "embedding_bag_mean": """
+import numpy as np
+
+def embedding_bag_mean(E, ids, offsets):
+    N, d = len(ids), E.shape[1]
+    sizes = np.diff(np.append(offsets, N))
+    out = np.zeros((len(offsets), d), dtype=E.dtype)
+    full = sizes > 0
+    if N > 0:
+        # reduceat only sees the non-empty bags: their starts are distinct and all < N
+        sums = np.add.reduceat(E[ids], offsets[full], axis=0)
+        out[full] = sums / sizes[full, None].astype(E.dtype)
+    return out
+""",
+        "embedding_bag_backward": """
+def embedding_bag_backward(ids, offsets, grad_out, V, mode="mean"):
+    if mode == "sum":
+        scale = np.ones(len(offsets), dtype=grad_out.dtype)
+    elif mode == "mean":
+        sizes = np.diff(np.append(offsets, len(ids)))
+        scale = (1.0 / np.maximum(sizes, 1)).astype(grad_out.dtype)
+    else:
+        raise ValueError(mode)
+    bag = np.searchsorted(offsets, np.arange(len(ids)), side="right") - 1
+    G = np.zeros((V, grad_out.shape[1]), dtype=grad_out.dtype)
+    for j in range(grad_out.shape[1]):
+        G[:, j] = np.bincount(ids, weights=(grad_out[:, j] * scale)[bag], minlength=V)
+    return G
+""",
+    },
+    "bag index + np.add.at": {
+        "embedding_bag_mean": """
+import numpy as np
+
+def embedding_bag_mean(E, ids, offsets):
+    N = len(ids)
+    # position n belongs to the last bag that starts at or before n
+    bag = np.searchsorted(offsets, np.arange(N), side="right") - 1
+    sums = np.zeros((len(offsets), E.shape[1]), dtype=E.dtype)
+    np.add.at(sums, bag, E[ids])
+    counts = np.bincount(bag, minlength=len(offsets))
+    counts[counts == 0] = 1
+    return (sums / counts[:, None]).astype(E.dtype)
+""",
+        "embedding_bag_backward": """
+def embedding_bag_backward(ids, offsets, grad_out, V, mode="mean"):
+    if mode not in ("sum", "mean"):
+        raise ValueError(f"bad mode {mode}")
+    N = len(ids)
+    bag = np.searchsorted(offsets, np.arange(N), side="right") - 1
+    rows = grad_out[bag]
+    if mode == "mean":
+        counts = np.bincount(bag, minlength=len(offsets))
+        rows = rows / counts[bag][:, None]
+    G = np.zeros((V, grad_out.shape[1]))
+    np.add.at(G, ids, rows)
+    return G.astype(grad_out.dtype)
+""",
+    },
+    "bag-count matrix": {
+        "embedding_bag_mean": """
+import numpy as np
+
+def embedding_bag_mean(E, ids, offsets):
+    B, N, V = len(offsets), len(ids), E.shape[0]
+    sizes = np.diff(np.append(offsets, N))
+    C = np.zeros((B, V))
+    np.add.at(C, (np.repeat(np.arange(B), sizes), ids), 1.0)
+    C /= np.maximum(sizes, 1)[:, None]
+    return (C @ E).astype(E.dtype)
+""",
+        "embedding_bag_backward": """
+def embedding_bag_backward(ids, offsets, grad_out, V, mode="mean"):
+    B, N = len(offsets), len(ids)
+    sizes = np.diff(np.append(offsets, N))
+    C = np.zeros((B, V))
+    np.add.at(C, (np.repeat(np.arange(B), sizes), ids), 1.0)
+    if mode == "mean":
+        C /= np.maximum(sizes, 1)[:, None]
+    elif mode != "sum":
+        raise ValueError("mode must be sum or mean")
+    return (C.T @ grad_out).astype(grad_out.dtype)
+""",
+    },
+}
+
+MISTAKES = {
+    "divided by the number of ids": Mistake(
+        {
+            "embedding_bag_mean": """
+import numpy as np
+
+def embedding_bag_mean(E, ids, offsets):
+    N = len(ids)
+    sizes = np.diff(np.append(offsets, N))
+    sums = np.zeros((len(offsets), E.shape[1]), dtype=E.dtype)
+    np.add.at(sums, np.repeat(np.arange(len(offsets)), sizes), E[ids])
+    return sums / E.dtype.type(max(N, 1))
+"""
+        },
+        fails={"test_bag_mean_values", "test_bag_mean_empty_bags", "test_bag_mean_dtype"},
+        says="total number of ids",
+    ),
+    "divided by the number of bags": Mistake(
+        {
+            "embedding_bag_mean": """
+import numpy as np
+
+def embedding_bag_mean(E, ids, offsets):
+    B, N = len(offsets), len(ids)
+    out = np.zeros((B, E.shape[1]), dtype=E.dtype)
+    for b in range(B):
+        end = offsets[b + 1] if b + 1 < B else N
+        out[b] = E[ids[offsets[b]:end]].sum(axis=0) / B
+    return out
+"""
+        },
+        fails={"test_bag_mean_values", "test_bag_mean_empty_bags", "test_bag_mean_dtype"},
+        says="number of bags",
+    ),
+    "sum where mean was asked": Mistake(
+        {
+            "embedding_bag_mean": """
+import numpy as np
+
+def embedding_bag_mean(E, ids, offsets):
+    sizes = np.diff(np.append(offsets, len(ids)))
+    out = np.zeros((len(offsets), E.shape[1]), dtype=E.dtype)
+    np.add.at(out, np.repeat(np.arange(len(offsets)), sizes), E[ids])
+    return out
+"""
+        },
+        fails={"test_bag_mean_values", "test_bag_mean_empty_bags", "test_bag_mean_dtype"},
+        says="sum, not its mean",
+    ),
+    "np.add.reduceat without handling empty bags": Mistake(
+        {
+            "embedding_bag_mean": """
+import numpy as np
+
+def embedding_bag_mean(E, ids, offsets):
+    sizes = np.diff(np.append(offsets, len(ids)))
+    sums = np.add.reduceat(E[ids], offsets, axis=0)
+    return sums / np.maximum(sizes, 1)[:, None].astype(E.dtype)
+"""
+        },
+        fails={"test_bag_mean_empty_bags", "test_bag_mean_dtype"},
+        says="np.add.reduceat pitfall",
+    ),
+    "mean of an empty bag is NaN": Mistake(
+        {
+            "embedding_bag_mean": """
+import numpy as np
+
+def embedding_bag_mean(E, ids, offsets):
+    B, N = len(offsets), len(ids)
+    out = np.zeros((B, E.shape[1]), dtype=E.dtype)
+    for b in range(B):
+        end = offsets[b + 1] if b + 1 < B else N
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[b] = E[ids[offsets[b]:end]].sum(axis=0) / (end - offsets[b])
+    return out
+"""
+        },
+        fails={"test_bag_mean_empty_bags", "test_bag_mean_dtype"},
+        says="NaN (or inf) for an empty bag",
+    ),
+    "last bag dropped": Mistake(
+        {
+            "embedding_bag_mean": """
+import numpy as np
+
+def embedding_bag_mean(E, ids, offsets):
+    rows = []
+    for start, end in zip(offsets[:-1], offsets[1:]):
+        rows.append(E[ids[start:end]].mean(axis=0) if end > start else np.zeros(E.shape[1], E.dtype))
+    return np.array(rows, dtype=E.dtype).reshape(-1, E.shape[1])
+"""
+        },
+        fails=ALL_MEAN,
+        says="last bag was left out",
+    ),
+    "float64 result": Mistake(
+        {
+            "embedding_bag_mean": """
+import numpy as np
+
+def embedding_bag_mean(E, ids, offsets):
+    sizes = np.diff(np.append(offsets, len(ids)))
+    sums = np.zeros((len(offsets), E.shape[1]), dtype=E.dtype)
+    np.add.at(sums, np.repeat(np.arange(len(offsets)), sizes), E[ids])
+    return sums / np.maximum(sizes, 1)[:, None]
+"""
+        },
+        fails={"test_bag_mean_dtype"},
+        says="expected float32",
+    ),
+    "backward ignores mode (always sums)": Mistake(
+        {
+            "embedding_bag_backward": """
+def embedding_bag_backward(ids, offsets, grad_out, V, mode="mean"):
+    if mode not in ("sum", "mean"):
+        raise ValueError(mode)
+    sizes = np.diff(np.append(offsets, len(ids)))
+    G = np.zeros((V, grad_out.shape[1]), dtype=grad_out.dtype)
+    np.add.at(G, ids, grad_out[np.repeat(np.arange(len(offsets)), sizes)])
+    return G
+"""
+        },
+        fails=ALL_BACKWARD - {"test_bag_backward_shape", "test_bag_backward_sum"},
+        says="whole gradient, as for",
+    ),
+    "backward always divides (mean where sum was asked)": Mistake(
+        {
+            "embedding_bag_backward": """
+def embedding_bag_backward(ids, offsets, grad_out, V, mode="mean"):
+    if mode not in ("sum", "mean"):
+        raise ValueError(mode)
+    sizes = np.diff(np.append(offsets, len(ids)))
+    bag = np.repeat(np.arange(len(offsets)), sizes)
+    G = np.zeros((V, grad_out.shape[1]), dtype=grad_out.dtype)
+    np.add.at(G, ids, grad_out[bag] / sizes[bag][:, None].astype(grad_out.dtype))
+    return G
+"""
+        },
+        fails=ALL_BACKWARD - {"test_bag_backward_shape", "test_bag_backward_mean"},
+        says="divided by the bag size, as for",
+    ),
+    "repeated ids overwritten": Mistake(
+        {
+            "embedding_bag_backward": """
+def embedding_bag_backward(ids, offsets, grad_out, V, mode="mean"):
+    if mode not in ("sum", "mean"):
+        raise ValueError(mode)
+    sizes = np.diff(np.append(offsets, len(ids)))
+    bag = np.repeat(np.arange(len(offsets)), sizes)
+    rows = grad_out[bag]
+    if mode == "mean":
+        rows = rows / sizes[bag][:, None].astype(grad_out.dtype)
+    G = np.zeros((V, grad_out.shape[1]), dtype=grad_out.dtype)
+    G[ids] += rows
+    return G
+"""
+        },
+        fails=ALL_BACKWARD - {"test_bag_backward_shape"},
+        says="kept only one contribution for a repeated id",
+    ),
+    "backward divided by the number of ids": Mistake(
+        {
+            "embedding_bag_backward": """
+def embedding_bag_backward(ids, offsets, grad_out, V, mode="mean"):
+    if mode not in ("sum", "mean"):
+        raise ValueError(mode)
+    sizes = np.diff(np.append(offsets, len(ids)))
+    rows = grad_out[np.repeat(np.arange(len(offsets)), sizes)]
+    if mode == "mean":
+        rows = rows / grad_out.dtype.type(len(ids))
+    G = np.zeros((V, grad_out.shape[1]), dtype=grad_out.dtype)
+    np.add.at(G, ids, rows)
+    return G
+"""
+        },
+        fails=ALL_BACKWARD - {"test_bag_backward_shape", "test_bag_backward_sum"},
+        says="total number of ids",
+    ),
+    "backward divided by the number of bags": Mistake(
+        {
+            "embedding_bag_backward": """
+def embedding_bag_backward(ids, offsets, grad_out, V, mode="mean"):
+    if mode not in ("sum", "mean"):
+        raise ValueError(mode)
+    B = len(offsets)
+    G = np.zeros((V, grad_out.shape[1]), dtype=grad_out.dtype)
+    for b in range(B):
+        end = offsets[b + 1] if b + 1 < B else len(ids)
+        for n in range(offsets[b], end):
+            G[ids[n]] += grad_out[b] / B if mode == "mean" else grad_out[b]
+    return G
+"""
+        },
+        fails=ALL_BACKWARD - {"test_bag_backward_shape", "test_bag_backward_sum"},
+        says="number of bags B",
+    ),
+    "backward drops the last bag": Mistake(
+        {
+            "embedding_bag_backward": """
+def embedding_bag_backward(ids, offsets, grad_out, V, mode="mean"):
+    if mode not in ("sum", "mean"):
+        raise ValueError(mode)
+    G = np.zeros((V, grad_out.shape[1]), dtype=grad_out.dtype)
+    for b, (start, end) in enumerate(zip(offsets[:-1], offsets[1:])):
+        for n in range(start, end):
+            G[ids[n]] += grad_out[b] / (end - start) if mode == "mean" else grad_out[b]
+    return G
+"""
+        },
+        fails=ALL_BACKWARD - {"test_bag_backward_shape"},
+        says="last bag was left out",
+    ),
+    "gradient only as tall as the largest id": Mistake(
+        {
+            "embedding_bag_backward": """
+def embedding_bag_backward(ids, offsets, grad_out, V, mode="mean"):
+    if mode not in ("sum", "mean"):
+        raise ValueError(mode)
+    sizes = np.diff(np.append(offsets, len(ids)))
+    bag = np.repeat(np.arange(len(offsets)), sizes)
+    rows = grad_out[bag] / (sizes[bag][:, None].astype(grad_out.dtype) if mode == "mean" else 1)
+    G = np.zeros((int(ids.max()) + 1 if len(ids) else 0, grad_out.shape[1]), dtype=grad_out.dtype)
+    np.add.at(G, ids, rows)
+    return G
+"""
+        },
+        fails=ALL_BACKWARD - {"test_bag_backward_dtype"},
+        says="up to the largest id",
+    ),
+    "count matrix divided by zero for empty bags": Mistake(
+        {
+            "embedding_bag_backward": """
+def embedding_bag_backward(ids, offsets, grad_out, V, mode="mean"):
+    if mode not in ("sum", "mean"):
+        raise ValueError(mode)
+    B, N = len(offsets), len(ids)
+    sizes = np.diff(np.append(offsets, N))
+    C = np.zeros((B, V))
+    np.add.at(C, (np.repeat(np.arange(B), sizes), ids), 1.0)
+    if mode == "mean":
+        with np.errstate(invalid="ignore", divide="ignore"):
+            C = C / sizes[:, None]
+    return (C.T @ grad_out).astype(grad_out.dtype)
+"""
+        },
+        fails={"test_bag_backward_empty_bags"},
+        says="returned NaN",
+    ),
+    "bag index that skips empty bags": Mistake(
+        {
+            "embedding_bag_backward": """
+def embedding_bag_backward(ids, offsets, grad_out, V, mode="mean"):
+    if mode not in ("sum", "mean"):
+        raise ValueError(mode)
+    N = len(ids)
+    sizes = np.diff(np.append(offsets, N))
+    bag = np.cumsum(np.isin(np.arange(N), offsets)) - 1   # one step per distinct start
+    true_bag = np.repeat(np.arange(len(offsets)), sizes)
+    rows = grad_out[bag]
+    if mode == "mean":
+        rows = rows / sizes[true_bag][:, None].astype(grad_out.dtype)
+    G = np.zeros((V, grad_out.shape[1]), dtype=grad_out.dtype)
+    np.add.at(G, ids, rows)
+    return G
+"""
+        },
+        fails={"test_bag_backward_empty_bags"},
+        says="credited ids to the wrong bag",
+    ),
+    "backward accepts any mode": Mistake(
+        {
+            "embedding_bag_backward": """
+def embedding_bag_backward(ids, offsets, grad_out, V, mode="mean"):
+    sizes = np.diff(np.append(offsets, len(ids)))
+    bag = np.repeat(np.arange(len(offsets)), sizes)
+    rows = grad_out[bag]
+    if mode != "sum":
+        rows = rows / sizes[bag][:, None].astype(grad_out.dtype)
+    G = np.zeros((V, grad_out.shape[1]), dtype=grad_out.dtype)
+    np.add.at(G, ids, rows)
+    return G
+"""
+        },
+        fails={"test_bag_backward_mode"},
+        says="should raise ValueError",
+    ),
+    "backward returns float64": Mistake(
+        {
+            "embedding_bag_backward": """
+def embedding_bag_backward(ids, offsets, grad_out, V, mode="mean"):
+    if mode not in ("sum", "mean"):
+        raise ValueError(mode)
+    sizes = np.diff(np.append(offsets, len(ids)))
+    bag = np.repeat(np.arange(len(offsets)), sizes)
+    rows = grad_out[bag] / (sizes[bag][:, None] if mode == "mean" else 1)
+    G = np.zeros((V, grad_out.shape[1]))
+    np.add.at(G, ids, rows)
+    return G
+"""
+        },
+        fails={"test_bag_backward_dtype"},
+        says="expected float32",
+    ),
+}
+
+# The mistake used for the demo submission and the end-to-end grading test.
+DEMO_MISTAKE = "divided by the number of ids"
