@@ -1,0 +1,298 @@
+"""Sample answers for exercise 5: correct alternatives (full credit) and classic mistakes.
+
+Each entry maps a function name to the complete source of a student's answer cell. Mistakes
+list the test cells they must fail and a phrase the feedback must contain. A sample that names
+only one function gets the reference for the other.
+"""
+
+from . import Mistake
+
+ALL_TIED = {"test_tied_values", "test_tied_repeated", "test_tied_large_logits", "test_tied_types"}
+
+ALTERNATIVES = {
+    # Everything in the table's own dtype (float32 stays float32), max subtraction, np.add.at,
+    # and a tied function written from scratch rather than through the untied one.
+    "native dtype, max subtraction, standalone tied": {
+        "untied_bigram_loss_grad": """
+import numpy as np
+
+def untied_bigram_loss_grad(E_in, W_out, x, y):
+    N = len(x)
+    H = E_in[x]
+    Z = H @ W_out.T
+    Z = Z - Z.max(axis=1, keepdims=True)
+    P = np.exp(Z)
+    P /= P.sum(axis=1, keepdims=True)
+    loss = np.mean(np.log(np.exp(Z).sum(axis=1)) - Z[np.arange(N), y])
+    D = P.copy()
+    D[np.arange(N), y] -= 1
+    D /= N
+    dE_in = np.zeros_like(E_in)
+    np.add.at(dE_in, x, D @ W_out)
+    return float(loss), dE_in, D.T @ H
+""",
+        "tied_bigram_loss_grad": """
+def tied_bigram_loss_grad(E, x, y):
+    N = len(x)
+    H = E[x]
+    Z = H @ E.T
+    m = Z.max(axis=1, keepdims=True)
+    lse = m[:, 0] + np.log(np.exp(Z - m).sum(axis=1))
+    loss = float(np.mean(lse - Z[np.arange(N), y]))
+    D = np.exp(Z - lse[:, None])
+    D[np.arange(N), y] -= 1
+    D /= N
+    dE = D.T @ H
+    np.add.at(dE, x, D @ E)
+    return loss, dE
+""",
+    },
+    "np.logaddexp": {
+        "untied_bigram_loss_grad": """
+import numpy as np
+
+def untied_bigram_loss_grad(E_in, W_out, x, y):
+    x, y = np.asarray(x), np.asarray(y)
+    H = E_in[x].astype(float)
+    Z = H @ W_out.T.astype(float)
+    lse = np.logaddexp.reduce(Z, axis=1)
+    loss = np.mean(lse - Z[np.arange(len(x)), y])
+    D = np.exp(Z - lse[:, None])
+    D[np.arange(len(x)), y] -= 1.0
+    D = D / len(x)
+    dE_in = np.zeros(E_in.shape)
+    for n, i in enumerate(x):
+        dE_in[i] += D[n] @ W_out
+    return np.float64(loss), dE_in.astype(E_in.dtype), (D.T @ H).astype(W_out.dtype)
+""",
+        "tied_bigram_loss_grad": """
+def tied_bigram_loss_grad(E, x, y):
+    loss, a, b = untied_bigram_loss_grad(E, E, x, y)
+    return loss, (a.astype(float) + b).astype(E.dtype)
+""",
+    },
+    "explicit one-hot formulation": {
+        "untied_bigram_loss_grad": """
+import numpy as np
+
+def untied_bigram_loss_grad(E_in, W_out, x, y):
+    V = W_out.shape[0]
+    N = len(x)
+    S = np.eye(E_in.shape[0])[x]            # (N, V) selection matrix
+    Y = np.eye(V)[y]                        # (N, V) one-hot targets
+    H = S @ E_in
+    Z = H @ W_out.T
+    Z = Z - Z.max(axis=1, keepdims=True)
+    log_softmax = Z - np.log(np.sum(np.exp(Z), axis=1, keepdims=True))
+    loss = -np.sum(Y * log_softmax) / N
+    Delta = (np.exp(log_softmax) - Y) / N
+    return float(loss), (S.T @ (Delta @ W_out)).astype(E_in.dtype), (Delta.T @ H).astype(W_out.dtype)
+""",
+        "tied_bigram_loss_grad": """
+def tied_bigram_loss_grad(E, x, y):
+    V, N = E.shape[0], len(x)
+    S = np.eye(V)[x]
+    Y = np.eye(V)[y]
+    H = S @ E
+    Z = H @ E.T
+    Z = Z - Z.max(axis=1, keepdims=True)
+    logp = Z - np.log(np.exp(Z).sum(axis=1, keepdims=True))
+    Delta = (np.exp(logp) - Y) / N
+    dE = Delta.T @ H + S.T @ (Delta @ E)
+    return float(-np.sum(Y * logp) / N), dE.astype(E.dtype)
+""",
+    },
+    "loop over positions": {
+        "tied_bigram_loss_grad": """
+def tied_bigram_loss_grad(E, x, y):
+    E64 = E.astype(np.float64)
+    dE = np.zeros_like(E64)
+    total = 0.0
+    N = len(x)
+    for n in range(N):
+        h = E64[x[n]]
+        z = E64 @ h
+        m = z.max()
+        lse = m + np.log(np.sum(np.exp(z - m)))
+        total += lse - z[y[n]]
+        delta = np.exp(z - lse)
+        delta[y[n]] -= 1.0
+        delta /= N
+        dE += np.outer(delta, h)       # output path: every row
+        dE[x[n]] += delta @ E64        # input path: one row
+    return total / N, dE.astype(E.dtype)
+""",
+    },
+}
+
+
+MISTAKES = {
+    "only the output path": Mistake(
+        {
+            "tied_bigram_loss_grad": """
+def tied_bigram_loss_grad(E, x, y):
+    loss, dE_in, dW_out = untied_bigram_loss_grad(E, E, x, y)
+    return loss, dW_out   # treats E as the output layer only
+"""
+        },
+        fails=ALL_TIED,
+        says="only the output path",
+    ),
+    "only the input path": Mistake(
+        {
+            "tied_bigram_loss_grad": """
+def tied_bigram_loss_grad(E, x, y):
+    loss, dE_in, dW_out = untied_bigram_loss_grad(E, E, x, y)
+    return loss, dE_in    # treats E as the input table only: a sparse gradient
+"""
+        },
+        fails=ALL_TIED,
+        says="only the input path",
+    ),
+    "summed, not averaged over N": Mistake(
+        {
+            "tied_bigram_loss_grad": """
+def tied_bigram_loss_grad(E, x, y):
+    H = E[x]
+    Z = H @ E.T
+    m = Z.max(axis=1, keepdims=True)
+    lse = m[:, 0] + np.log(np.exp(Z - m).sum(axis=1))
+    rows = np.arange(len(x))
+    loss = float(np.sum(lse - Z[rows, y]))      # sum, not mean
+    D = np.exp(Z - lse[:, None])
+    D[rows, y] -= 1                             # ... and no division by N
+    dE = D.T @ H
+    np.add.at(dE, x, D @ E)
+    return loss, dE
+"""
+        },
+        fails=ALL_TIED,
+        says="not averaged over N",
+    ),
+    "naive softmax (overflows)": Mistake(
+        {
+            "tied_bigram_loss_grad": """
+def tied_bigram_loss_grad(E, x, y):
+    N = len(x)
+    H = E[x]
+    Z = H @ E.T
+    P = np.exp(Z) / np.exp(Z).sum(axis=1, keepdims=True)
+    rows = np.arange(N)
+    loss = float(-np.mean(np.log(P[rows, y])))
+    D = P.copy()
+    D[rows, y] -= 1
+    D /= N
+    dE = D.T @ H
+    np.add.at(dE, x, D @ E)
+    return loss, dE
+"""
+        },
+        fails={"test_tied_large_logits"},
+        says="overflow",
+    ),
+    "log of an underflowed softmax": Mistake(
+        {
+            "tied_bigram_loss_grad": """
+def tied_bigram_loss_grad(E, x, y):
+    N = len(x)
+    H = E[x]
+    Z = H @ E.T
+    P = np.exp(Z - Z.max(axis=1, keepdims=True))   # stable softmax ...
+    P /= P.sum(axis=1, keepdims=True)
+    rows = np.arange(N)
+    loss = float(-np.mean(np.log(P[rows, y])))      # ... but log(0) = -inf for large logits
+    D = P.copy()
+    D[rows, y] -= 1
+    D /= N
+    dE = D.T @ H
+    np.add.at(dE, x, D @ E)
+    return loss, dE
+"""
+        },
+        fails={"test_tied_large_logits"},
+        says="underflowed",
+    ),
+    "repeated ids overwritten (tied)": Mistake(
+        {
+            "tied_bigram_loss_grad": """
+def tied_bigram_loss_grad(E, x, y):
+    loss, dE_in, dW_out = untied_bigram_loss_grad(E, E, x, y)
+    N = len(x)
+    H = E[x]
+    Z = H @ E.T
+    P = np.exp(Z - Z.max(axis=1, keepdims=True))
+    P /= P.sum(axis=1, keepdims=True)
+    P[np.arange(N), y] -= 1
+    D = P / N
+    dE = D.T @ H
+    dE[x] += D @ E       # buffered: a repeated id keeps only its last row
+    return loss, dE
+"""
+        },
+        fails={"test_tied_repeated", "test_tied_types"},
+        says="overwritten",
+    ),
+    "repeated ids overwritten (untied, used by tied)": Mistake(
+        {
+            "untied_bigram_loss_grad": """
+import numpy as np
+
+def untied_bigram_loss_grad(E_in, W_out, x, y):
+    N = len(x)
+    H = E_in[x]
+    Z = H @ W_out.T
+    Z = Z - Z.max(axis=1, keepdims=True)
+    lse = np.log(np.exp(Z).sum(axis=1))
+    loss = float(np.mean(lse - Z[np.arange(N), y]))
+    D = np.exp(Z - lse[:, None])
+    D[np.arange(N), y] -= 1
+    D /= N
+    dE_in = np.zeros_like(E_in)
+    dE_in[x] = D @ W_out   # one write per row: repeated ids lose all but the last
+    return loss, dE_in, D.T @ H
+""",
+            "tied_bigram_loss_grad": """
+def tied_bigram_loss_grad(E, x, y):
+    loss, dE_in, dW_out = untied_bigram_loss_grad(E, E, x, y)
+    return loss, dE_in + dW_out
+""",
+        },
+        fails={"test_untied", "test_tied_repeated", "test_tied_types"},
+        says="overwritten",
+    ),
+    "numpy float32 loss (no float())": Mistake(
+        {
+            "tied_bigram_loss_grad": """
+def tied_bigram_loss_grad(E, x, y):
+    N = len(x)
+    H = E[x]
+    Z = H @ E.T
+    m = Z.max(axis=1, keepdims=True)
+    lse = m[:, 0] + np.log(np.exp(Z - m).sum(axis=1))
+    loss = np.mean(lse - Z[np.arange(N), y])   # a numpy float32 for a float32 table
+    D = np.exp(Z - lse[:, None])
+    D[np.arange(N), y] -= 1
+    D /= N
+    dE = D.T @ H
+    np.add.at(dE, x, D @ E)
+    return loss, dE
+"""
+        },
+        fails={"test_tied_types"},
+        says="Python float",
+    ),
+    "float64 dE for a float32 table": Mistake(
+        {
+            "tied_bigram_loss_grad": """
+def tied_bigram_loss_grad(E, x, y):
+    loss, dE_in, dW_out = untied_bigram_loss_grad(E.astype(np.float64), E.astype(np.float64), x, y)
+    return loss, dE_in + dW_out
+"""
+        },
+        fails={"test_tied_types"},
+        says="expected float32",
+    ),
+}
+
+# The mistake used for the demo submission and the end-to-end grading test.
+DEMO_MISTAKE = "only the output path"
