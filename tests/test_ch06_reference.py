@@ -1,0 +1,115 @@
+"""Chapter 6: the reference initialiser and row length agree with PyTorch and with the maths,
+and the statistical checks are calibrated (a correct answer essentially never fails them)."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from autograder import reference
+from autograder.checks import ch06
+from autograder.framework import outcome_of
+
+REF = reference.load("06_init_scale")
+SCHEMES = ["pytorch", "gpt2", "transformer"]
+
+
+def _std_z(sample: np.ndarray, sigma: float) -> float:
+    """The sample std's distance from sigma in standard errors (sigma / sqrt(2N))."""
+    return (sample.std() - sigma) / (sigma / math.sqrt(2 * sample.size))
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+@pytest.mark.parametrize("d", [16, 768])
+def test_reference_scale_matches_torch_initialisers(scheme, d):
+    """The reference draws with the std of the real initialiser: nn.Embedding's default for
+    "pytorch", nn.init.normal_ with GPT-2's 0.02 and with d**-0.5 for the others."""
+    V = 131_072 // d
+    sigma = ch06.SIGMA[scheme](d)
+    ours = REF.init_embedding(V, d, scheme, np.random.default_rng(0)).astype(np.float64)
+    torch.manual_seed(0)
+    if scheme == "pytorch":
+        theirs = torch.nn.Embedding(V, d).weight.detach().double().numpy()
+    else:
+        theirs = torch.nn.init.normal_(torch.empty(V, d), std=sigma).double().numpy()
+    assert abs(_std_z(ours, sigma)) < 6 and abs(_std_z(theirs, sigma)) < 6
+    assert abs(ours.mean()) < 6 * sigma / math.sqrt(ours.size)
+    # Two samples of the same distribution: their stds differ by at most 6 * sqrt(2) std errors.
+    assert abs(ours.std() - theirs.std()) < 6 * math.sqrt(2) * sigma / math.sqrt(2 * ours.size)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    V=st.integers(0, 40),
+    d=st.integers(1, 40),
+    scheme=st.sampled_from(SCHEMES),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_reference_contract(V, d, scheme, seed):
+    E = REF.init_embedding(V, d, scheme, np.random.default_rng(seed))
+    assert E.shape == (V, d) and E.dtype == np.float32
+    np.testing.assert_array_equal(E, REF.init_embedding(V, d, scheme, np.random.default_rng(seed)))
+
+
+def test_unknown_scheme_raises():
+    with pytest.raises(ValueError):
+        REF.init_embedding(3, 3, "xavier", np.random.default_rng(0))
+
+
+def test_statistical_checks_are_calibrated_and_never_fail_the_reference():
+    """Run the scale and distribution judges on the reference with 200 other seeds each: none may
+    fail, and the std's z-scores must look standard normal (the derivation in checks/ch06.py)."""
+    zs = []
+    for check in (ch06.init_scale, ch06.init_distribution):
+        for case in check.cases():
+            V, d, scheme, _ = case.args
+            for seed in range(200):
+                moved = ch06.init_case(V, d, scheme, 10_000 + seed)
+                got = outcome_of(REF.init_embedding, moved)
+                assert check.judge(moved, got, got) is None, (check.grade_id, moved.label)
+                if check is ch06.init_scale:
+                    zs.append(_std_z(got.value.astype(np.float64), case.meta["sigma"]))
+    zs = np.array(zs)
+    assert abs(zs.mean()) < 0.15 and 0.85 < zs.std() < 1.15, (zs.mean(), zs.std())
+    assert np.abs(zs).max() < 5  # 1,600 draws: a |z| of 5 would have probability ~1e-3
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 7, 64, 300])
+def test_row_length_matches_gamma_and_torch_lgamma(d):
+    sigma = 0.7
+    want_gamma = sigma * math.sqrt(2) * math.gamma((d + 1) / 2) / math.gamma(d / 2)
+    want_torch = sigma * math.sqrt(2) * torch.exp(torch.lgamma(torch.tensor((d + 1) / 2, dtype=torch.float64)) - torch.lgamma(torch.tensor(d / 2, dtype=torch.float64))).item()
+    assert math.isclose(REF.expected_row_length(d, sigma), want_gamma, rel_tol=1e-12)
+    assert math.isclose(REF.expected_row_length(d, sigma), want_torch, rel_tol=1e-12)
+
+
+@pytest.mark.parametrize("d", [1, 4, 64, 768])
+def test_row_length_matches_monte_carlo_with_torch(d):
+    """The mean length of many rows of torch.randn agrees within 6 standard errors."""
+    g = torch.Generator().manual_seed(d)
+    n = max(2_000, 2_000_000 // d)
+    lengths = torch.linalg.vector_norm(torch.randn(n, d, generator=g, dtype=torch.float64), dim=1)
+    se = lengths.std().item() / math.sqrt(n)
+    assert abs(lengths.mean().item() - REF.expected_row_length(d, 1.0)) < 6 * se
+
+
+@settings(max_examples=200, deadline=None)
+@given(d=st.integers(1, 30_000), sigma=st.floats(0.001, 100.0))
+def test_row_length_laws(d, sigma):
+    m, m_next = REF.expected_row_length(d, sigma), REF.expected_row_length(d + 1, sigma)
+    assert math.isclose(m * m_next, d * sigma**2, rel_tol=1e-9)  # Gamma(x + 1) = x Gamma(x)
+    assert m < math.sqrt(d) * sigma  # Jensen: E||h|| < sqrt(E||h||^2)
+    if d >= 10:  # the asymptotic series 1 - 1/(4d) + 1/(32 d^2)
+        assert math.isclose(m / (math.sqrt(d) * sigma), 1 - 1 / (4 * d) + 1 / (32 * d * d), rel_tol=1e-4)
+
+
+def test_numbers_from_the_chapter():
+    assert round(math.sqrt(4096) * 1.0) == 64 and round(REF.expected_row_length(4096, 1.0)) == 64
+    assert round(REF.expected_row_length(4096, 0.02), 1) == 1.3
+    assert round(REF.expected_row_length(768, 0.02), 2) == 0.55
+    with pytest.raises(OverflowError):  # why Part B needs logarithms
+        math.gamma((343 + 1) / 2)
+    math.gamma((342 + 1) / 2)
