@@ -12,7 +12,7 @@ JOBS ?= $(shell nproc)
 ASSIGNMENT ?=
 PORT ?= 8888
 
-.PHONY: venv book test lint format release lab grade demo solutions screenshots student-repo clean help
+.PHONY: venv book test lint format release lab grade demo solutions screenshots student-repo vendor-mathjax clean help
 
 help:
 	@echo "make book        build the website into _build/html"
@@ -24,6 +24,7 @@ help:
 	@echo "make solutions   release the solutions after the deadline (grading/released_solutions)"
 	@echo "make screenshots desktop and phone screenshots of every chapter under _build/screenshots"
 	@echo "make student-repo  the student-facing copy (book + exercises, no solutions) in student-repo/"
+	@echo "make vendor-mathjax  re-fetch the pinned MathJax the website serves itself (needs npm)"
 	@echo "make clean       remove build outputs (keeps .venv, workspace/ and grading/)"
 
 # The venv is rebuilt when requirements.txt or pyproject.toml change.
@@ -75,6 +76,23 @@ screenshots: $(STAMP)
 
 student-repo: $(STAMP)
 	python -m autograder.release --student-repo student-repo
+
+# The website serves MathJax itself (no CDN: it must work offline). The files are committed under
+# book/_vendor/mathjax; this target re-creates them from the pinned npm package, checksum first.
+MATHJAX_VERSION := 3.2.2
+MATHJAX_TGZ_SHA256 := 1b9c0a1c44df864e915690558e72adb9cc5203360daefd385084ced3b6c64c09
+MATHJAX_DIR := book/_vendor/mathjax
+vendor-mathjax:
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	 (cd "$$tmp" && npm pack --silent mathjax@$(MATHJAX_VERSION) >/dev/null) && \
+	 echo "$(MATHJAX_TGZ_SHA256)  $$tmp/mathjax-$(MATHJAX_VERSION).tgz" | sha256sum -c --quiet - && \
+	 tar -xzf "$$tmp/mathjax-$(MATHJAX_VERSION).tgz" -C "$$tmp" && \
+	 rm -rf $(MATHJAX_DIR) && mkdir -p $(MATHJAX_DIR)/output/chtml/fonts && \
+	 cp "$$tmp/package/LICENSE" "$$tmp/package/es5/tex-chtml-full.js" $(MATHJAX_DIR)/ && \
+	 cp -r "$$tmp/package/es5/output/chtml/fonts/woff-v2" $(MATHJAX_DIR)/output/chtml/fonts/ && \
+	 echo "mathjax $(MATHJAX_VERSION) (npm), es5/tex-chtml-full.js and its CHTML woff-v2 fonts; tarball sha256 $(MATHJAX_TGZ_SHA256)" > $(MATHJAX_DIR)/VERSION && \
+	 (cd $(MATHJAX_DIR) && find . -type f ! -name SHA256SUMS | LC_ALL=C sort | xargs sha256sum > SHA256SUMS)
+	@echo "vendored MathJax $(MATHJAX_VERSION) into $(MATHJAX_DIR)"
 
 clean:
 	rm -rf _build .pytest_cache .ruff_cache student-repo
