@@ -1,0 +1,313 @@
+"""Taking the verdict out of the kernel: hand a check's inputs in, read plain outcomes back.
+
+For each :class:`~autograder.framework.Check` of an assignment the trusted grader
+
+1. writes the check's cases into an ``.npz`` file in the submission's scratch folder
+   (:func:`write_inputs`; arrays as arrays, everything else described in a small JSON spec);
+2. runs :func:`harness_code` in the sandboxed kernel: the source of :func:`framework.call`
+   (shipped as text with ``inspect.getsource``) plus a loop that calls the student's function by
+   name on every case and writes the outcome dicts (JSON) and arrays (``.npz``) back;
+3. reads them with :func:`read_outcomes`: no pickles (``allow_pickle=False``), no symlinks, no
+   compressed archives, numbers only, bounded sizes. Whether an input was modified is decided here,
+   from the arguments the kernel hands back after the call, not by code in the kernel.
+
+Nothing the kernel returns is ever called or compared with its own methods, and the reference is
+computed in this process by ``Check.verdict``: the kernel never sees it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import io
+import json
+import os
+import secrets
+import stat
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from . import framework
+from .framework import Case, Outcome
+
+MAX_OUT_BYTES = 256 * 1024**2  # an outcome file larger than this is refused
+MAX_JSON_BYTES = 4 * 1024**2
+MAX_ELEMENTS = 2**25  # per returned array
+NUMERIC_KINDS = "biufc"
+
+
+class HarnessError(Exception):
+    """The kernel's answer is missing or not acceptable; the message is for the student."""
+
+
+# ------------------------------------------------------------------------------------------
+# Inputs: cases -> one .npz (arrays + a JSON spec), written without following links
+# ------------------------------------------------------------------------------------------
+def _encode(x, arrays: dict) -> list:
+    if isinstance(x, np.ndarray):
+        if x.dtype.kind not in NUMERIC_KINDS:
+            raise TypeError(f"case argument of dtype {x.dtype} cannot be handed to the kernel")
+        key = f"x{len(arrays)}"
+        arrays[key] = x
+        return ["nd", key]
+    if isinstance(x, np.generic):
+        key = f"x{len(arrays)}"
+        arrays[key] = np.asarray(x)
+        return ["np0", key]
+    if x is None or isinstance(x, (bool, int, float, str)):
+        return ["py", x]
+    if isinstance(x, tuple):
+        return ["tuple", [_encode(v, arrays) for v in x]]
+    if isinstance(x, list):
+        return ["list", [_encode(v, arrays) for v in x]]
+    if isinstance(x, dict) and all(isinstance(k, str) for k in x):
+        return ["dict", {k: _encode(v, arrays) for k, v in x.items()}]
+    raise TypeError(f"case argument of type {type(x).__name__} cannot be handed to the kernel")
+
+
+def encode_cases(cases: list[Case]) -> bytes:
+    """The bytes of the inputs .npz for a list of cases (deterministic)."""
+    arrays: dict = {}
+    spec = []
+    for case in cases:
+        output = case.output if case.output == "return" else ["arg", int(case.output[1])]
+        spec.append(
+            {
+                "args": [_encode(a, arrays) for a in case.args],
+                "kwargs": {k: _encode(v, arrays) for k, v in case.kwargs.items()},
+                "output": output,
+            }
+        )
+    arrays["__spec__"] = np.frombuffer(json.dumps({"cases": spec}).encode(), dtype=np.uint8)
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    return buf.getvalue()
+
+
+def write_new(path: Path, data: bytes) -> None:
+    """Create ``path`` (never an existing file or a link the kernel planted) and write data."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+
+
+def read_regular(path: Path, limit: int) -> bytes:
+    """Read a plain file the kernel wrote: no links, no devices, at most ``limit`` bytes."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise HarnessError("no results came back") from None
+    except OSError as exc:
+        raise HarnessError(f"the results could not be read ({exc.strerror})") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise HarnessError("the results are not a plain file")
+        if st.st_size > limit:
+            raise HarnessError(f"the results are too large ({st.st_size:,} bytes)")
+        return f.read(limit + 1)[:limit]
+
+
+# ------------------------------------------------------------------------------------------
+# The code that runs in the kernel
+# ------------------------------------------------------------------------------------------
+_LOOP = r"""
+def _course_run(user_ns, fname, in_path, out_json, out_npz):
+    import json as _json
+    import os as _os
+
+    import numpy as _np
+
+    def _dec(x, data):
+        kind, v = x
+        if kind == "nd":
+            return _np.array(data[v])
+        if kind == "np0":
+            return data[v][()]
+        if kind == "py":
+            return v
+        if kind == "tuple":
+            return tuple(_dec(e, data) for e in v)
+        if kind == "list":
+            return [_dec(e, data) for e in v]
+        if kind == "dict":
+            return {k: _dec(e, data) for k, e in v.items()}
+        raise ValueError(kind)
+
+    result = {"status": "ok", "outcomes": [], "values": [], "after": []}
+    fn = user_ns.get(fname)
+    arrays = {}
+    if fn is None:
+        result["status"] = "missing"
+    elif not callable(fn):
+        result["status"] = "not_callable"
+        result["type"] = type(fn).__name__
+    else:
+        with _np.load(in_path, allow_pickle=False) as data:
+            spec = _json.loads(bytes(data["__spec__"]).decode())
+            for k, case in enumerate(spec["cases"]):
+                args = [_dec(a, data) for a in case["args"]]
+                kwargs = {n: _dec(a, data) for n, a in case["kwargs"].items()}
+                output = case["output"] if case["output"] == "return" else tuple(case["output"])
+                seen = []
+
+                def spy(*a, **kw):
+                    seen.append(a)
+                    return fn(*a, **kw)
+
+                out = call(spy, args, kwargs, output)
+                keys = []
+                for j, v in enumerate(out.pop("values")):
+                    keys.append(f"v{k}_{j}")
+                    arrays[keys[-1]] = v
+                after = []
+                for i, a in enumerate(seen[0] if seen else ()):
+                    if type(a) is _np.ndarray and a.dtype.kind in "biufc":
+                        after.append([i, f"a{k}_{i}"])
+                        arrays[after[-1][1]] = _np.array(a, copy=True)
+                out.pop("modified", None)
+                result["outcomes"].append(out)
+                result["values"].append(keys)
+                result["after"].append(after)
+                if out["error_type"] == "NotImplementedError":
+                    break
+    with open(out_npz, "wb") as f:
+        _np.savez(f, **arrays)
+    with open(out_json + ".part", "w") as f:
+        _json.dump(result, f)
+    _os.replace(out_json + ".part", out_json)
+"""
+
+
+def harness_source() -> str:
+    """framework.call, verbatim, and the loop above: numpy and the standard library only."""
+    return inspect.getsource(framework.call) + "\n" + _LOOP
+
+
+def harness_code(fname: str, in_path: Path, out_json: Path, out_npz: Path) -> str:
+    """The code executed in the kernel for one check (it leaves no names behind)."""
+    src = harness_source()
+    return (
+        "_course_grader = {'__name__': '__course_grader__'}\n"
+        f"exec(compile({src!r}, '<grader>', 'exec'), _course_grader)\n"
+        f"_course_grader['_course_run'](globals(), {fname!r}, {str(in_path)!r}, "
+        f"{str(out_json)!r}, {str(out_npz)!r})\n"
+        "del _course_grader\n"
+    )
+
+
+def new_paths(scratch: Path) -> tuple[Path, Path, Path]:
+    """Fresh, unguessable file names for one exchange (inputs, outcome json, outcome npz)."""
+    token = secrets.token_hex(8)
+    return scratch / f"in-{token}.npz", scratch / f"out-{token}.json", scratch / f"out-{token}.npz"
+
+
+# ------------------------------------------------------------------------------------------
+# Reading the kernel's answer
+# ------------------------------------------------------------------------------------------
+def _load_npz(data: bytes) -> dict[str, np.ndarray]:
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(data))
+        infos = zf.infolist()
+    except zipfile.BadZipFile:
+        raise HarnessError("the returned arrays are not a valid .npz file") from None
+    for info in infos:
+        if info.compress_type != zipfile.ZIP_STORED or info.file_size > MAX_OUT_BYTES:
+            raise HarnessError("the returned arrays are packed in an unexpected way")
+    out = {}
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+            for key in npz.files:
+                arr = npz[key]
+                if not isinstance(arr, np.ndarray) or arr.dtype.kind not in NUMERIC_KINDS:
+                    raise HarnessError(
+                        f"a returned array holds {getattr(arr, 'dtype', '?')} values, not numbers"
+                    )
+                if arr.size > MAX_ELEMENTS:
+                    raise HarnessError(f"a returned array is too large ({arr.size:,} elements)")
+                out[key] = arr
+    except HarnessError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - anything malformed is the submission's problem
+        raise HarnessError(
+            f"the returned arrays could not be read ({type(exc).__name__})"
+        ) from None
+    return out
+
+
+def _opt_str(d: dict, key: str, limit: int) -> str | None:
+    v = d.get(key)
+    if v is None:
+        return None
+    if not isinstance(v, str):
+        raise HarnessError("malformed results")
+    return v[:limit]
+
+
+def _modified(case: Case, after: dict[int, np.ndarray]) -> list[int]:
+    """Indices of ndarray arguments that differ after the call (decided here, not in the kernel)."""
+    mod = []
+    for i, before in enumerate(case.args):
+        if not isinstance(before, np.ndarray):
+            continue
+        if case.output != "return" and case.output[1] == i:
+            continue
+        a = after.get(i)
+        same = (
+            a is not None
+            and a.shape == before.shape
+            and a.dtype == before.dtype
+            and np.array_equal(a, before, equal_nan=before.dtype.kind in "fc")
+        )
+        if not same:
+            mod.append(i)
+    return mod
+
+
+def read_outcomes(cases: list[Case], out_json: Path, out_npz: Path) -> list[Outcome]:
+    """Outcome objects for the cases the kernel reported on (maybe fewer, after a stub)."""
+    try:
+        result = json.loads(read_regular(out_json, MAX_JSON_BYTES))
+    except HarnessError:
+        raise
+    except (ValueError, UnicodeDecodeError):
+        raise HarnessError("the results are not valid JSON") from None
+    if not isinstance(result, dict):
+        raise HarnessError("malformed results")
+    status = result.get("status")
+    if status == "missing":
+        raise HarnessError("missing")
+    if status == "not_callable":
+        raise HarnessError(f"not_callable:{str(result.get('type'))[:60]}")
+    outcomes, values, afters = result.get("outcomes"), result.get("values"), result.get("after")
+    if status != "ok" or not all(isinstance(x, list) for x in (outcomes, values, afters)):
+        raise HarnessError("malformed results")
+    if not (len(outcomes) == len(values) == len(afters)) or len(outcomes) > len(cases):
+        raise HarnessError("malformed results")
+    arrays = _load_npz(read_regular(out_npz, MAX_OUT_BYTES))
+    got = []
+    for case, d, keys, after in zip(cases, outcomes, values, afters, strict=False):
+        if not isinstance(d, dict) or not isinstance(keys, list) or not isinstance(after, list):
+            raise HarnessError("malformed results")
+        try:
+            vals = [arrays[k] for k in keys]
+            after_arrays = {int(i): arrays[k] for i, k in after}
+        except (KeyError, TypeError, ValueError):
+            raise HarnessError("malformed results") from None
+        types = d.get("types", [])
+        if not isinstance(types, list) or not all(isinstance(t, str) for t in types):
+            raise HarnessError("malformed results")
+        got.append(
+            Outcome(
+                values=vals,
+                types=[t[:100] for t in types[:50]],
+                is_tuple=bool(d.get("is_tuple") is True),
+                error_type=_opt_str(d, "error_type", 200),
+                error=_opt_str(d, "error", 500),
+                modified=_modified(case, after_arrays),
+                returned_none=bool(d.get("returned_none") is True),
+                conversion_error=_opt_str(d, "conversion_error", 400),
+            )
+        )
+    return got

@@ -1,0 +1,397 @@
+"""The grading kernel: an IPython kernel in a bubblewrap sandbox with a memory cap.
+
+``make grade`` runs each submission in a kernel started by :class:`SandboxKernel`. Its command is
+
+    prlimit --as=<cap> --fsize=<cap> bwrap --ro-bind / / --dev /dev --proc /proc
+        --tmpfs /tmp --tmpfs <course root> --ro-bind <venv> <venv>
+        --bind <scratch> <scratch> --chdir <scratch>
+        --unshare-pid --unshare-ipc --unshare-net --die-with-parent --cap-drop ALL
+        --clearenv --setenv ... python -m ipykernel_launcher -f <scratch>/kernel.json
+
+so the student's code sees the machine read-only, none of the course (no solutions/, no
+autograder/, no grading/ with the gradebook and the other students' files), no network, no other
+process, and only its own scratch folder, which holds nothing but a copy of its notebook and the
+inputs the grader hands it. The kernel talks to the grader over unix sockets in that folder (ZMQ
+``ipc`` transport), which is why it needs no network. ``RLIMIT_AS`` turns a memory bomb into a
+``MemoryError`` (or a dead kernel), never into trouble for the machine.
+
+Where bubblewrap is missing or cannot run (some containers forbid namespaces), :func:`probe`
+says why and the kernel runs without the sandbox, with a loud warning: the verdict is still taken
+outside the kernel, but the student's code can then read the disk.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from .paths import ROOT
+
+GIB = 1024**3
+# Inside the sandbox: OpenBLAS and friends start one thread per core and reserve address space
+# for each; parallel kernels and the memory cap both behave better single-threaded.
+THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")
+
+
+@dataclass
+class Limits:
+    memory_bytes: int = 4 * GIB  # RLIMIT_AS of the kernel process
+    file_bytes: int = 1 * GIB  # RLIMIT_FSIZE: the largest file the kernel may write
+    tmp_bytes: int = 256 * 1024**2  # size of the private /tmp (RAM-backed) inside the sandbox
+    start_timeout: float = 60.0  # seconds for the kernel to answer its first request
+
+
+@dataclass
+class ExecResult:
+    """What one execute request did."""
+
+    status: str  # "ok" | "error" | "timeout" | "died"
+    outputs: list = field(default_factory=list)  # nbformat output dicts, already capped
+    ename: str | None = None
+    evalue: str | None = None
+    seconds: float = 0.0
+    execution_count: int | None = None
+    dropped_chars: int = 0  # characters of output cut off by the caps
+
+
+class KernelError(RuntimeError):
+    """The kernel could not be started (a problem of the grading machine, not of a submission)."""
+
+
+# ------------------------------------------------------------------------------------------
+# Probing
+# ------------------------------------------------------------------------------------------
+def venv_root() -> Path:
+    """The Python environment the kernel runs in (the course venv)."""
+    return Path(sys.prefix).resolve()
+
+
+def _bwrap_args(scratch: Path, limits: Limits) -> list[str]:
+    args = [
+        "bwrap",
+        "--ro-bind", "/", "/",
+        "--dev", "/dev",
+        "--proc", "/proc",
+        "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp",
+        "--tmpfs", str(ROOT),
+    ]  # fmt: skip
+    # The venv (and the interpreter it points to) may live inside the hidden course root.
+    exe_dirs = {
+        venv_root(),
+        Path(sys.base_prefix).resolve(),
+        Path(os.path.realpath(sys.executable)).parent,
+    }
+    for d in sorted(exe_dirs):
+        if d.is_relative_to(ROOT) and d != ROOT:
+            args += ["--ro-bind", str(d), str(d)]
+    # The user's home may hold copies of the course: hide it too when it is not above the venv.
+    home = Path(os.path.expanduser("~")).resolve()
+    if (
+        home != Path("/")
+        and not any(d.is_relative_to(home) for d in exe_dirs)
+        and not ROOT.is_relative_to(home)
+    ):
+        args += ["--tmpfs", str(home)]
+    args += [
+        "--bind", str(scratch), str(scratch),
+        "--chdir", str(scratch),
+        "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts",
+        "--die-with-parent",
+        "--cap-drop", "ALL",
+    ]  # fmt: skip
+    return args
+
+
+def _prlimit_args(limits: Limits) -> list[str]:
+    return ["prlimit", f"--as={limits.memory_bytes}", f"--fsize={limits.file_bytes}", "--core=0"]
+
+
+@lru_cache(maxsize=1)
+def probe() -> tuple[bool, str]:
+    """(True, "") when bubblewrap runs here; (False, why) otherwise."""
+    if shutil.which("bwrap") is None:
+        return False, "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
+    if shutil.which("prlimit") is None:
+        return False, "prlimit (util-linux) is not installed"
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="course-probe-") as tmp:
+        cmd = [*_bwrap_args(Path(tmp), Limits()), sys.executable, "-c", "import numpy; print('ok')"]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return False, f"bubblewrap did not run: {exc}"
+    if proc.returncode != 0 or proc.stdout.strip() != "ok":
+        return (
+            False,
+            f"bubblewrap did not run (exit {proc.returncode}): {proc.stderr.strip()[:300]}",
+        )
+    return True, ""
+
+
+def kernel_env(scratch: Path) -> dict[str, str]:
+    """The kernel's whole environment: nothing of the grader's leaks in."""
+    env = {
+        "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(scratch),
+        "IPYTHONDIR": str(scratch / ".ipython"),
+        "MPLCONFIGDIR": str(scratch / ".matplotlib"),
+        "MPLBACKEND": "Agg",
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONNOUSERSITE": "1",
+        "NBGRADER_EXECUTION": "autograde",
+        "TMPDIR": "/tmp",
+    }
+    for var in THREAD_VARS:
+        env[var] = "1"
+    return env
+
+
+def kernel_argv(scratch: Path, limits: Limits, sandboxed: bool) -> list[str]:
+    """The kernel command; ``{connection_file}`` is filled in by jupyter_client."""
+    env = kernel_env(scratch)
+    py = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    if sandboxed:
+        setenv = []
+        for k, v in env.items():
+            setenv += ["--setenv", k, v]
+        # --clearenv also drops JPY_PARENT_PID: with --unshare-pid that pid is not visible, and
+        # ipykernel would think its parent died and exit.
+        return [*_prlimit_args(limits), *_bwrap_args(scratch, limits), "--clearenv", *setenv, *py]
+    return [*_prlimit_args(limits), "env", "-i", *(f"{k}={v}" for k, v in env.items()), *py]
+
+
+# ------------------------------------------------------------------------------------------
+# The kernel
+# ------------------------------------------------------------------------------------------
+class OutputCap:
+    """Caps what a cell may print: characters per output and per cell (lines are not enough)."""
+
+    def __init__(self, per_output: int = 20_000, per_cell: int = 60_000):
+        self.per_output = per_output
+        self.left = per_cell
+        self.dropped = 0
+
+    def text(self, s: str) -> str:
+        limit = min(self.per_output, self.left)
+        if len(s) <= limit:
+            self.left -= len(s)
+            return s
+        self.dropped += len(s) - limit
+        self.left -= limit
+        return s[:limit]
+
+
+class SandboxKernel:
+    """A sandboxed IPython kernel bound to one scratch folder."""
+
+    def __init__(self, scratch: Path, limits: Limits, sandboxed: bool, log: Path | None = None):
+        self.scratch = Path(scratch)
+        self.log = log  # the kernel's own stdout/stderr go here (outside the scratch folder)
+        self.limits = limits
+        self.sandboxed = sandboxed
+        self.km = None
+        self.kc = None
+
+    # -- life cycle ----------------------------------------------------------------------
+    def start(self) -> float:
+        """Start the kernel and wait until it answers; returns the seconds it took."""
+        from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
+        from jupyter_client.manager import KernelManager
+
+        t0 = time.monotonic()
+        spec = KernelSpec(
+            argv=kernel_argv(self.scratch, self.limits, self.sandboxed),
+            display_name="Python 3 (grading sandbox)",
+            language="python",
+            interrupt_mode="message",
+            env={},
+        )
+
+        class _OneSpec(KernelSpecManager):
+            def get_kernel_spec(self, kernel_name):  # noqa: ARG002
+                return spec
+
+        self.km = KernelManager(
+            kernel_spec_manager=_OneSpec(),
+            kernel_name="course-sandbox",
+            transport="ipc",
+            ip=str(self.scratch / "k"),
+            connection_file=str(self.scratch / "kernel.json"),
+        )
+        out = open(self.log, "ab") if self.log else subprocess.DEVNULL  # noqa: SIM115
+        try:
+            self.km.start_kernel(
+                env={}, cwd=str(self.scratch), stdout=out, stderr=subprocess.STDOUT
+            )
+        except Exception as exc:
+            raise KernelError(f"the grading kernel could not be launched: {exc}") from exc
+        finally:
+            if out is not subprocess.DEVNULL:
+                out.close()
+        self.kc = self.km.client()
+        self.kc.start_channels()
+        try:
+            self.kc.wait_for_ready(timeout=self.limits.start_timeout)
+        except RuntimeError as exc:
+            alive = self.km.is_alive()
+            self.shutdown()
+            raise KernelError(
+                f"the grading kernel did not start ({'hung' if alive else 'died'}): {exc}"
+            ) from exc
+        return time.monotonic() - t0
+
+    def alive(self) -> bool:
+        return self.km is not None and self.km.is_alive()
+
+    def shutdown(self) -> None:
+        if self.kc is not None:
+            try:
+                self.kc.stop_channels()
+            except Exception:  # noqa: BLE001
+                pass
+        if self.km is not None:
+            try:
+                if self.km.has_kernel:
+                    self.km.shutdown_kernel(now=True)
+            except Exception:  # noqa: BLE001
+                pass
+            try:
+                self.km.cleanup_resources()
+            except Exception:  # noqa: BLE001
+                pass
+        self.km = self.kc = None
+
+    # -- running code --------------------------------------------------------------------
+    def execute(
+        self,
+        code: str,
+        timeout: float,
+        *,
+        keep_outputs: bool = True,
+        store_history: bool = True,
+        cap: OutputCap | None = None,
+    ) -> ExecResult:
+        """Run ``code``; wait at most ``timeout`` seconds, then interrupt (and kill if need be)."""
+        if not self.alive():
+            return ExecResult("died")
+        kc = self.kc
+        self._drain()
+        cap = cap or OutputCap()
+        t0 = time.monotonic()
+        deadline = t0 + max(timeout, 0.05)
+        msg_id = kc.execute(
+            code, store_history=store_history, allow_stdin=False, stop_on_error=False
+        )
+        res = ExecResult("ok")
+        interrupted_at = None
+        while True:
+            now = time.monotonic()
+            if interrupted_at is None and now >= deadline:
+                interrupted_at = now
+                res.status = "timeout"
+                try:
+                    self.km.interrupt_kernel()
+                except Exception:  # noqa: BLE001
+                    pass
+            if interrupted_at is not None and now - interrupted_at > 3.0:
+                # It ignored the interrupt (a bare except in a loop): stop it for good.
+                self.shutdown()
+                res.status = "died" if res.status != "timeout" else "timeout"
+                res.ename = res.ename or "TimeoutError"
+                break
+            try:
+                msg = kc.get_iopub_msg(timeout=0.2)
+            except queue.Empty:
+                if not self.km.is_alive():
+                    res.status = "died" if res.status != "timeout" else "timeout"
+                    self.shutdown()
+                    break
+                continue
+            if msg.get("parent_header", {}).get("msg_id") != msg_id:
+                continue
+            mtype = msg["msg_type"]
+            content = msg["content"]
+            if mtype == "status":
+                if content.get("execution_state") == "idle":
+                    break
+                continue
+            if mtype == "execute_input":
+                res.execution_count = content.get("execution_count")
+                continue
+            if mtype == "error":
+                if res.status == "ok":
+                    res.status = "error"
+                res.ename = str(content.get("ename"))[:200]
+                res.evalue = str(content.get("evalue"))[:2000]
+            if keep_outputs:
+                out = _to_output(mtype, content, cap)
+                if out is not None:
+                    res.outputs.append(out)
+            else:
+                _to_output(mtype, content, cap)  # counts characters, keeps nothing
+        res.seconds = time.monotonic() - t0
+        res.dropped_chars = cap.dropped
+        if keep_outputs and cap.dropped:
+            res.outputs.append(
+                {
+                    "output_type": "stream",
+                    "name": "stderr",
+                    "text": f"\n[grader: {cap.dropped:,} characters of output were cut off]\n",
+                }
+            )
+        return res
+
+    def _drain(self) -> None:
+        for get in (self.kc.get_shell_msg, self.kc.get_iopub_msg):
+            while True:
+                try:
+                    get(timeout=0)
+                except queue.Empty:
+                    break
+                except Exception:  # noqa: BLE001
+                    break
+
+
+def _to_output(mtype: str, content: dict, cap: OutputCap) -> dict | None:
+    """An nbformat output from an iopub message, with every string capped."""
+    if mtype == "stream":
+        return {
+            "output_type": "stream",
+            "name": content.get("name", "stdout"),
+            "text": cap.text(str(content.get("text", ""))),
+        }
+    if mtype in ("execute_result", "display_data"):
+        data = {}
+        for mime, value in (content.get("data") or {}).items():
+            text = value if isinstance(value, str) else str(value)
+            if mime != "text/plain" and len(text) > cap.per_output:
+                cap.dropped += len(text)
+                continue  # a big image or HTML: dropped whole, the text form stays
+            data[mime] = cap.text(text)
+        if not data:
+            data = {"text/plain": "[grader: output removed (too large)]"}
+        out = {"output_type": mtype, "data": data, "metadata": {}}
+        if mtype == "execute_result":
+            out["execution_count"] = content.get("execution_count")
+        return out
+    if mtype == "error":
+        # Only the student's own cells run in the kernel (test cells never do), so a traceback
+        # quotes the student's code and libraries: kept, capped, to help them find the error.
+        return {
+            "output_type": "error",
+            "ename": cap.text(str(content.get("ename", "Error"))[:200]),
+            "evalue": cap.text(str(content.get("evalue", ""))[:2000]),
+            "traceback": [
+                cap.text(str(line)) for line in list(content.get("traceback") or [])[:60]
+            ],
+        }
+    return None
