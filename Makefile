@@ -71,7 +71,7 @@ demo: $(STAMP)
 solutions: $(STAMP)
 	python -m autograder.release --solutions
 
-screenshots: $(STAMP)
+screenshots: book
 	python -m tests.browser.screenshots
 
 student-repo: $(STAMP)
