@@ -46,7 +46,9 @@ def timing(sizes=CH05_SIZES, min_run_time=0.15):
     if grading():
         print("Timing is skipped while nbgrader validates or grades this notebook.")
         return None
-    result = sweep(sizes["vocab"], ch05_methods(sizes["n_tokens"], sizes["d"]), min_run_time=min_run_time)
+    result = sweep(
+        sizes["vocab"], ch05_methods(sizes["n_tokens"], sizes["d"]), min_run_time=min_run_time
+    )
     report(
         result,
         xlabel="vocabulary size V",

@@ -16,7 +16,9 @@ REF = reference.load("05_weight_tying")
 def torch_tied(E, x, y):
     """F.cross_entropy(E[x] @ E.T, y) and its autograd gradient: the contract's definition."""
     Et = torch.tensor(E, requires_grad=True)
-    loss = F.cross_entropy(Et[torch.from_numpy(x.astype(np.int64))] @ Et.T, torch.from_numpy(y.astype(np.int64)))
+    loss = F.cross_entropy(
+        Et[torch.from_numpy(x.astype(np.int64))] @ Et.T, torch.from_numpy(y.astype(np.int64))
+    )
     loss.backward()
     return loss.item(), Et.grad.numpy()
 
@@ -24,7 +26,9 @@ def torch_tied(E, x, y):
 def torch_untied(E_in, W_out, x, y):
     Et = torch.tensor(E_in, requires_grad=True)
     Wt = torch.tensor(W_out, requires_grad=True)
-    loss = F.cross_entropy(Et[torch.from_numpy(x.astype(np.int64))] @ Wt.T, torch.from_numpy(y.astype(np.int64)))
+    loss = F.cross_entropy(
+        Et[torch.from_numpy(x.astype(np.int64))] @ Wt.T, torch.from_numpy(y.astype(np.int64))
+    )
     loss.backward()
     return loss.item(), Et.grad.numpy(), Wt.grad.numpy()
 
@@ -150,5 +154,7 @@ def test_worked_examples_from_the_exercise():
     loss, dE = REF.tied_bigram_loss_grad(40.0 * E, np.array([0, 2]), np.array([1, 0]))
     assert abs(loss - (1600 + np.log(2) / 2)) < 1e-9
     np.testing.assert_allclose(dE, [[10.0, -10.0], [-20.0, 0.0], [30.0, -40.0]], atol=1e-9)
-    loss, dE = REF.tied_bigram_loss_grad(E[:1], np.zeros(3, dtype=np.int64), np.zeros(3, dtype=np.int64))
+    loss, dE = REF.tied_bigram_loss_grad(
+        E[:1], np.zeros(3, dtype=np.int64), np.zeros(3, dtype=np.int64)
+    )
     assert loss == 0.0 and np.all(dE == 0)  # V = 1: the only token is always right

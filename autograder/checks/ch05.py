@@ -45,7 +45,9 @@ WORKED_OUT = np.array([[0.0, 1.0], [1.0, 1.0], [-1.0, 0.0]])
 
 
 def untied_case(label, E_in, W_out, x, y, **meta):
-    return Case(label, (E_in, W_out, np.asarray(x), np.asarray(y)), meta={"arg_names": UNTIED_ARGS, **meta})
+    return Case(
+        label, (E_in, W_out, np.asarray(x), np.asarray(y)), meta={"arg_names": UNTIED_ARGS, **meta}
+    )
 
 
 def tied_case(label, E, x, y, **meta):
@@ -188,7 +190,9 @@ def _structure(case, got, want, fname, names) -> str | None:
     """The return has the right form: a tuple of len(names), one number, then (V, d) tables."""
     n = len(names)
     if not got.is_tuple or len(got.values) != n:
-        what = f"a tuple of {len(got.values)}" if got.is_tuple else f"a single {', '.join(got.types)}"
+        what = (
+            f"a tuple of {len(got.values)}" if got.is_tuple else f"a single {', '.join(got.types)}"
+        )
         return f"{fname} should return a tuple ({', '.join(names)}) for {case.label}; it returned {what}."
     loss = got.values[0]
     if loss.size != 1:
@@ -269,7 +273,11 @@ def tuple_judge(fname: str, names: list[str], mistakes=(), check_types: bool = F
         if bad:
             return f"{fname} returned NaN or inf in {', '.join(bad)} for {case.label}; the expected values are finite."
         if not oks[0]:
-            right = " (the gradient is right: look at how the loss itself is computed)" if all(oks[1:]) else ""
+            right = (
+                " (the gradient is right: look at how the loss itself is computed)"
+                if all(oks[1:])
+                else ""
+            )
             return (
                 f"{fname} returned the loss {float(got.values[0].reshape(())):.10g} for {case.label}; "
                 f"expected {float(want.values[0]):.10g}{right}."
@@ -292,31 +300,86 @@ def tuple_judge(fname: str, names: list[str], mistakes=(), check_types: bool = F
 # --------------------------------------------------------------------------------------------
 def _untied_cases():
     return [
-        untied_case("the visible example (x = [0, 2, 0])", WORKED, WORKED_OUT, [0, 2, 0], [1, 0, 2]),
-        untied_case("random (20, 5) tables, N = 30", _table(20, 5, 1), _table(20, 5, 2), _ids(30, 20, 3), _ids(30, 20, 4)),
-        untied_case("random (100, 8) tables, N = 64", _table(100, 8, 5), _table(100, 8, 6), _ids(64, 100, 7), _ids(64, 100, 8)),
+        untied_case(
+            "the visible example (x = [0, 2, 0])", WORKED, WORKED_OUT, [0, 2, 0], [1, 0, 2]
+        ),
+        untied_case(
+            "random (20, 5) tables, N = 30",
+            _table(20, 5, 1),
+            _table(20, 5, 2),
+            _ids(30, 20, 3),
+            _ids(30, 20, 4),
+        ),
+        untied_case(
+            "random (100, 8) tables, N = 64",
+            _table(100, 8, 5),
+            _table(100, 8, 6),
+            _ids(64, 100, 7),
+            _ids(64, 100, 8),
+        ),
         untied_case("a single position (N = 1)", _table(7, 3, 9), _table(7, 3, 10), [4], [6]),
-        untied_case("the same input id 40 times", _table(9, 4, 11), _table(9, 4, 12), np.full(40, 3), _ids(40, 9, 13)),
+        untied_case(
+            "the same input id 40 times",
+            _table(9, 4, 11),
+            _table(9, 4, 12),
+            np.full(40, 3),
+            _ids(40, 9, 13),
+        ),
     ]
 
 
 def _tied_value_cases():
     return [
         tied_case("the visible example (x = [0, 2], y = [1, 0])", WORKED, [0, 2], [1, 0]),
-        tied_case("a random (10, 4) table, N = 6", _table(10, 4, 20), _distinct(6, 10, 21), _ids(6, 10, 22)),
-        tied_case("a random (300, 16) table, N = 100", _table(300, 16, 23), _distinct(100, 300, 24), _ids(100, 300, 25)),
-        tied_case("a float32 (50, 8) table, N = 20", _table(50, 8, 26, np.float32), _distinct(20, 50, 27), _ids(20, 50, 28)),
-        tied_case("targets equal to the inputs (y = x)", _table(12, 3, 29), _distinct(8, 12, 30), _distinct(8, 12, 30)),
+        tied_case(
+            "a random (10, 4) table, N = 6",
+            _table(10, 4, 20),
+            _distinct(6, 10, 21),
+            _ids(6, 10, 22),
+        ),
+        tied_case(
+            "a random (300, 16) table, N = 100",
+            _table(300, 16, 23),
+            _distinct(100, 300, 24),
+            _ids(100, 300, 25),
+        ),
+        tied_case(
+            "a float32 (50, 8) table, N = 20",
+            _table(50, 8, 26, np.float32),
+            _distinct(20, 50, 27),
+            _ids(20, 50, 28),
+        ),
+        tied_case(
+            "targets equal to the inputs (y = x)",
+            _table(12, 3, 29),
+            _distinct(8, 12, 30),
+            _distinct(8, 12, 30),
+        ),
     ]
 
 
 def _tied_repeat_cases():
     return [
         tied_case("the visible example (x = [2, 2, 0])", WORKED, [2, 2, 0], [0, 1, 2]),
-        tied_case("a random (30, 6) table, N = 200", _table(30, 6, 40), _ids(200, 30, 41), _ids(200, 30, 42)),
+        tied_case(
+            "a random (30, 6) table, N = 200",
+            _table(30, 6, 40),
+            _ids(200, 30, 41),
+            _ids(200, 30, 42),
+        ),
         tied_case("the same input id 50 times", _table(8, 4, 43), np.full(50, 4), _ids(50, 8, 44)),
-        tied_case("a float32 (40, 5) table, N = 120", _table(40, 5, 45, np.float32), _ids(120, 40, 46), _ids(120, 40, 47)),
-        tied_case("inputs alternating 1, 3, 1, 3, ...", _table(6, 3, 48), np.tile([1, 3], 10), _ids(20, 6, 49)),
+        tied_case(
+            "a float32 (40, 5) table, N = 120",
+            _table(40, 5, 45, np.float32),
+            _ids(120, 40, 46),
+            _ids(120, 40, 47),
+        ),
+        tied_case(
+            "inputs alternating 1, 3, 1, 3, ...",
+            _table(6, 3, 48),
+            np.tile([1, 3], 10),
+            _ids(20, 6, 49),
+        ),
     ]
 
 
@@ -326,15 +389,29 @@ def _tied_large_cases():
     x3 = _distinct(8, 15, 53)
     x4 = _distinct(12, 30, 55)
     return [
-        tied_case("the visible example times 40 (logits up to 3200)", E1, [0, 2], [1, 0], large=True),
-        tied_case("a (20, 8) table of scale 30 (logits near 10^4)", _table(20, 8, 50, scale=30.0), x2, _ids(10, 20, 52), large=True),
+        tied_case(
+            "the visible example times 40 (logits up to 3200)", E1, [0, 2], [1, 0], large=True
+        ),
+        tied_case(
+            "a (20, 8) table of scale 30 (logits near 10^4)",
+            _table(20, 8, 50, scale=30.0),
+            x2,
+            _ids(10, 20, 52),
+            large=True,
+        ),
         tied_case(
             "logits up to 800 (exp overflows float64 above 709)",
-            _scaled_to(_table(15, 4, 54), x3, 800.0), x3, _ids(8, 15, 56), large=True,
+            _scaled_to(_table(15, 4, 54), x3, 800.0),
+            x3,
+            _ids(8, 15, 56),
+            large=True,
         ),
         tied_case(
             "a float32 table with logits up to 200 (exp overflows float32 above 88)",
-            _scaled_to(_table(30, 6, 57), x4, 200.0).astype(np.float32), x4, _ids(12, 30, 58), large=True,
+            _scaled_to(_table(30, 6, 57), x4, 200.0).astype(np.float32),
+            x4,
+            _ids(12, 30, 58),
+            large=True,
         ),
     ]
 
@@ -343,11 +420,20 @@ def _tied_type_cases():
     E32 = np.random.default_rng(0).standard_normal((6, 3)).astype(np.float32)
     return [
         tied_case("the visible float32 example", E32, [5, 1, 1], [0, 2, 5]),
-        tied_case("a float32 (100, 16) table, N = 64", _table(100, 16, 60, np.float32), _ids(64, 100, 61), _ids(64, 100, 62)),
+        tied_case(
+            "a float32 (100, 16) table, N = 64",
+            _table(100, 16, 60, np.float32),
+            _ids(64, 100, 61),
+            _ids(64, 100, 62),
+        ),
         tied_case("a single position (N = 1)", _table(9, 4, 63), [7], [2]),
         tied_case("a table with one row (V = 1)", _table(1, 3, 64), [0, 0, 0], [0, 0, 0]),
-        tied_case("int32 ids", _table(10, 3, 65), _ids(12, 10, 66, np.int32), _ids(12, 10, 67, np.int32)),
-        tied_case("uint8 ids", _table(10, 3, 68), _ids(12, 10, 69, np.uint8), _ids(12, 10, 70, np.uint8)),
+        tied_case(
+            "int32 ids", _table(10, 3, 65), _ids(12, 10, 66, np.int32), _ids(12, 10, 67, np.int32)
+        ),
+        tied_case(
+            "uint8 ids", _table(10, 3, 68), _ids(12, 10, 69, np.uint8), _ids(12, 10, 70, np.uint8)
+        ),
     ]
 
 
@@ -357,22 +443,42 @@ untied_judge = tuple_judge(UNTIED, ["loss", "dE_in", "dW_out"], UNTIED_MISTAKES)
 tied_judge = tuple_judge(TIED, ["loss", "dE"], TIED_MISTAKES)
 
 untied = Check(
-    A, "test_untied", UNTIED, _untied_cases, untied_judge,
+    A,
+    "test_untied",
+    UNTIED,
+    _untied_cases,
+    untied_judge,
     "untied_bigram_loss_grad: the loss and both tables' gradients",
 )
 tied_values = Check(
-    A, "test_tied_values", TIED, _tied_value_cases, tied_judge,
+    A,
+    "test_tied_values",
+    TIED,
+    _tied_value_cases,
+    tied_judge,
     "tied_bigram_loss_grad: the loss, and dE as the output path plus the input path",
 )
 tied_repeated = Check(
-    A, "test_tied_repeated", TIED, _tied_repeat_cases, tied_judge,
+    A,
+    "test_tied_repeated",
+    TIED,
+    _tied_repeat_cases,
+    tied_judge,
     "tied_bigram_loss_grad: a repeated input id collects the input path once per occurrence",
 )
 tied_large_logits = Check(
-    A, "test_tied_large_logits", TIED, _tied_large_cases, tied_judge,
+    A,
+    "test_tied_large_logits",
+    TIED,
+    _tied_large_cases,
+    tied_judge,
     "tied_bigram_loss_grad: logits too large for a naive softmax",
 )
 tied_types = Check(
-    A, "test_tied_types", TIED, _tied_type_cases, tuple_judge(TIED, ["loss", "dE"], TIED_MISTAKES, check_types=True),
+    A,
+    "test_tied_types",
+    TIED,
+    _tied_type_cases,
+    tuple_judge(TIED, ["loss", "dE"], TIED_MISTAKES, check_types=True),
     "tied_bigram_loss_grad: a Python float loss and dE in E's dtype (N = 1, V = 1, narrow ids)",
 )
