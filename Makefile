@@ -56,10 +56,11 @@ release: $(STAMP)
 	python -m autograder.release
 
 # A student's own copy: made once, never overwritten by `make release` or `git pull`.
+# As root (a container, CI) jupyter refuses to start without --allow-root.
 lab: $(STAMP)
 	@if [ ! -d workspace ]; then cp -r exercises workspace && echo "created workspace/ from exercises/"; \
 	 else echo "workspace/ exists: your work is kept (delete it to start over)"; fi
-	jupyter lab --notebook-dir=workspace --port=$(PORT) --no-browser
+	jupyter lab --notebook-dir=workspace --port=$(PORT) --no-browser $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 grade: $(STAMP)
 	python -m autograder.grade --jobs $(JOBS) $(if $(ASSIGNMENT),--assignment $(ASSIGNMENT),)
