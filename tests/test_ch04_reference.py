@@ -34,7 +34,9 @@ def bags(draw):
 
 
 def torch_bag(E, ids, offsets, mode):
-    return F.embedding_bag(torch.from_numpy(ids), torch.from_numpy(E), torch.from_numpy(offsets), mode=mode)
+    return F.embedding_bag(
+        torch.from_numpy(ids), torch.from_numpy(E), torch.from_numpy(offsets), mode=mode
+    )
 
 
 def torch_grad(E, ids, offsets, q, mode):
@@ -88,7 +90,9 @@ def test_mean_does_not_depend_on_the_order_inside_a_bag(case, rnd):
         rnd.shuffle(chunk)
         shuffled[s:e] = chunk
     assert_close(
-        REF.embedding_bag_mean(E, shuffled, offsets), REF.embedding_bag_mean(E, ids, offsets), E.dtype.type
+        REF.embedding_bag_mean(E, shuffled, offsets),
+        REF.embedding_bag_mean(E, ids, offsets),
+        E.dtype.type,
     )
 
 

@@ -292,13 +292,13 @@ BWD_MISTAKES = [
     ),
     Mistake(
         "sum_for_mean",
-        "embedding_bag_backward with mode=\"mean\" gave each id its bag's whole gradient, as for "
-        "mode=\"sum\": with mean pooling each id receives its bag's gradient divided by the bag size",
+        'embedding_bag_backward with mode="mean" gave each id its bag\'s whole gradient, as for '
+        'mode="sum": with mean pooling each id receives its bag\'s gradient divided by the bag size',
         _b_sum_for_mean,
     ),
     Mistake(
         "mean_for_sum",
-        "embedding_bag_backward with mode=\"sum\" divided by the bag size, as for mode=\"mean\": "
+        'embedding_bag_backward with mode="sum" divided by the bag size, as for mode="mean": '
         "with sum pooling each id receives its bag's whole gradient",
         _b_mean_for_sum,
     ),
@@ -362,7 +362,9 @@ def _shape_judge(fname, mistakes):
             return problem
         g, w = got.value, want.value
         if g is None or got.is_tuple:
-            return f"{fname} should return one array for {case.label}, got a {', '.join(got.types)}."
+            return (
+                f"{fname} should return one array for {case.label}, got a {', '.join(got.types)}."
+            )
         if g.shape != w.shape:
             for m in mistakes:
                 alt = m.model(case, w)
@@ -401,8 +403,12 @@ def _worked_table():
 def _mean_shape_cases():
     ids, offs = _bags(_random_sizes(7, 111), 20, 112)
     return [
-        fwd("the worked example (ids [4, 1, 1, 7, 2], offsets [0, 3])", _worked_table(),
-            WORKED_IDS, WORKED_OFFSETS),
+        fwd(
+            "the worked example (ids [4, 1, 1, 7, 2], offsets [0, 3])",
+            _worked_table(),
+            WORKED_IDS,
+            WORKED_OFFSETS,
+        ),
         fwd("7 bags into a (20, 5) table", _table(20, 5, 110), ids, offs),
         fwd("a single bag (offsets [0])", _table(6, 4, 113), np.array([5, 0, 3]), np.array([0])),
         fwd("bags of one id each", _table(9, 2, 114), np.array([8, 0, 4, 4]), np.arange(4)),
@@ -414,14 +420,22 @@ def _mean_value_cases():
     ids2, offs2 = _bags(_random_sizes(200, 123, 1, 12), 1000, 124)
     ids3, offs3 = _bags([4, 1, 6, 2], 3, 125)  # V = 3: many repeated ids within and across bags
     return [
-        fwd("the worked example (ids [4, 1, 1, 7, 2], offsets [0, 3])", _worked_table(),
-            WORKED_IDS, WORKED_OFFSETS),
+        fwd(
+            "the worked example (ids [4, 1, 1, 7, 2], offsets [0, 3])",
+            _worked_table(),
+            WORKED_IDS,
+            WORKED_OFFSETS,
+        ),
         fwd("30 bags of 1 to 8 ids into a (50, 6) table", _table(50, 6, 120), ids1, offs1),
         fwd("200 bags of 1 to 12 ids into a (1000, 16) table", _table(1000, 16, 126), ids2, offs2),
         fwd("bags of sizes [4, 1, 6, 2] with only 3 distinct ids", _table(3, 4, 127), ids3, offs3),
         fwd("a single bag of 9 ids", _table(12, 3, 128), _bags([9], 12, 129)[0], np.array([0])),
-        fwd("every id the same (id 5, bags of sizes [3, 2, 4])", _table(7, 3, 130),
-            np.full(9, 5), _offsets([3, 2, 4])),
+        fwd(
+            "every id the same (id 5, bags of sizes [3, 2, 4])",
+            _table(7, 3, 130),
+            np.full(9, 5),
+            _offsets([3, 2, 4]),
+        ),
     ]
 
 
@@ -433,15 +447,28 @@ def _mean_empty_cases():
     return [
         fwd("bags of sizes [2, 0, 3] (an empty bag in the middle)", E, ids_mid, offs_mid),
         fwd("bags of sizes [3, 0, 0, 0, 2, 2] (three empty bags in a row)", E, ids_run, offs_run),
-        fwd("bags of sizes [0, 0, 4] (empty bags first)", E, _bags([4], 10, 145)[0],
-            _offsets([0, 0, 4])),
-        fwd("bags of sizes [3, 2, 0] (an empty last bag: offsets[-1] == len(ids))", E,
-            _bags([3, 2], 10, 146)[0], _offsets([3, 2, 0])),
+        fwd(
+            "bags of sizes [0, 0, 4] (empty bags first)",
+            E,
+            _bags([4], 10, 145)[0],
+            _offsets([0, 0, 4]),
+        ),
+        fwd(
+            "bags of sizes [3, 2, 0] (an empty last bag: offsets[-1] == len(ids))",
+            E,
+            _bags([3, 2], 10, 146)[0],
+            _offsets([3, 2, 0]),
+        ),
         fwd("40 bags, about a third of them empty", E, ids_many, offs_many),
-        fwd("no ids at all (ids empty, offsets [0])", E, np.array([], dtype=np.int64),
-            np.array([0])),
-        fwd("no ids at all and three bags (offsets [0, 0, 0])", E, np.array([], dtype=np.int64),
-            np.zeros(3, dtype=np.int64)),
+        fwd(
+            "no ids at all (ids empty, offsets [0])", E, np.array([], dtype=np.int64), np.array([0])
+        ),
+        fwd(
+            "no ids at all and three bags (offsets [0, 0, 0])",
+            E,
+            np.array([], dtype=np.int64),
+            np.zeros(3, dtype=np.int64),
+        ),
     ]
 
 
@@ -452,8 +479,9 @@ def _mean_dtype_cases():
         fwd("a float32 table", _table(30, 5, 150, np.float32), ids, offs),
         fwd("a float32 table with an empty bag", _table(30, 5, 154, np.float32), ids_e, offs_e),
         fwd("a float64 table", _table(30, 5, 155), ids, offs),
-        fwd("int32 ids and offsets", _table(30, 5, 156), ids.astype(np.int32),
-            offs.astype(np.int32)),
+        fwd(
+            "int32 ids and offsets", _table(30, 5, 156), ids.astype(np.int32), offs.astype(np.int32)
+        ),
     ]
 
 
@@ -464,12 +492,23 @@ def _grad(B, d, seed, dtype=np.float64):
 def _bwd_shape_cases():
     ids, offs = _bags(_random_sizes(6, 211), 15, 212)
     return [
-        bwd("the worked example with V = 8", WORKED_IDS, WORKED_OFFSETS, _grad(2, 3, 210), 8,
-            pass_mode=False),
+        bwd(
+            "the worked example with V = 8",
+            WORKED_IDS,
+            WORKED_OFFSETS,
+            _grad(2, 3, 210),
+            8,
+            pass_mode=False,
+        ),
         bwd("6 bags, V = 15", ids, offs, _grad(6, 4, 213), 15),
-        bwd("ids that use only the first rows of a V = 50 table", np.array([0, 1, 1, 2]),
-            np.array([0, 2]), _grad(2, 3, 214), 50),
-        bwd("mode=\"sum\", V = 15", ids, offs, _grad(6, 2, 215), 15, mode="sum"),
+        bwd(
+            "ids that use only the first rows of a V = 50 table",
+            np.array([0, 1, 1, 2]),
+            np.array([0, 2]),
+            _grad(2, 3, 214),
+            50,
+        ),
+        bwd('mode="sum", V = 15', ids, offs, _grad(6, 2, 215), 15, mode="sum"),
     ]
 
 
@@ -478,14 +517,30 @@ def _bwd_mean_cases():
     ids2, offs2 = _bags(_random_sizes(150, 223, 1, 10), 600, 224)
     ids3, offs3 = _bags([5, 2, 4, 3], 4, 225)
     return [
-        bwd("the worked example (ids [4, 1, 1, 7, 2], offsets [0, 3]), V = 8", WORKED_IDS,
-            WORKED_OFFSETS, _grad(2, 3, 220), 8, pass_mode=False),
+        bwd(
+            "the worked example (ids [4, 1, 1, 7, 2], offsets [0, 3]), V = 8",
+            WORKED_IDS,
+            WORKED_OFFSETS,
+            _grad(2, 3, 220),
+            8,
+            pass_mode=False,
+        ),
         bwd("25 bags of 1 to 8 ids, V = 40", ids1, offs1, _grad(25, 5, 226), 40),
         bwd("150 bags of 1 to 10 ids, V = 600", ids2, offs2, _grad(150, 8, 227), 600),
-        bwd("bags of sizes [5, 2, 4, 3] with only 4 distinct ids (many repeats)", ids3, offs3,
-            _grad(4, 3, 228), 4),
-        bwd("every id the same (id 2, bags of sizes [4, 1, 3])", np.full(8, 2), _offsets([4, 1, 3]),
-            _grad(3, 2, 229), 6),
+        bwd(
+            "bags of sizes [5, 2, 4, 3] with only 4 distinct ids (many repeats)",
+            ids3,
+            offs3,
+            _grad(4, 3, 228),
+            4,
+        ),
+        bwd(
+            "every id the same (id 2, bags of sizes [4, 1, 3])",
+            np.full(8, 2),
+            _offsets([4, 1, 3]),
+            _grad(3, 2, 229),
+            6,
+        ),
         bwd("a single bag of 6 ids", _bags([6], 9, 230)[0], np.array([0]), _grad(1, 4, 231), 9),
     ]
 
@@ -494,14 +549,38 @@ def _bwd_sum_cases():
     ids1, offs1 = _bags(_random_sizes(25, 241, 1, 8), 40, 242)
     ids3, offs3 = _bags([5, 2, 4, 3], 4, 243)
     return [
-        bwd("the worked example, mode=\"sum\"", WORKED_IDS, WORKED_OFFSETS, _grad(2, 3, 240), 8,
-            mode="sum"),
-        bwd("25 bags of 1 to 8 ids, V = 40, mode=\"sum\"", ids1, offs1, _grad(25, 5, 244), 40,
-            mode="sum"),
-        bwd("bags of sizes [5, 2, 4, 3] with only 4 distinct ids, mode=\"sum\"", ids3, offs3,
-            _grad(4, 3, 245), 4, mode="sum"),
-        bwd("every id the same, mode=\"sum\"", np.full(7, 3), _offsets([2, 5]), _grad(2, 3, 246),
-            5, mode="sum"),
+        bwd(
+            'the worked example, mode="sum"',
+            WORKED_IDS,
+            WORKED_OFFSETS,
+            _grad(2, 3, 240),
+            8,
+            mode="sum",
+        ),
+        bwd(
+            '25 bags of 1 to 8 ids, V = 40, mode="sum"',
+            ids1,
+            offs1,
+            _grad(25, 5, 244),
+            40,
+            mode="sum",
+        ),
+        bwd(
+            'bags of sizes [5, 2, 4, 3] with only 4 distinct ids, mode="sum"',
+            ids3,
+            offs3,
+            _grad(4, 3, 245),
+            4,
+            mode="sum",
+        ),
+        bwd(
+            'every id the same, mode="sum"',
+            np.full(7, 3),
+            _offsets([2, 5]),
+            _grad(2, 3, 246),
+            5,
+            mode="sum",
+        ),
     ]
 
 
@@ -510,19 +589,50 @@ def _bwd_empty_cases():
     ids_run, offs_run = _bags([3, 0, 0, 0, 2, 2], 10, 252)
     ids_many, offs_many = _bags(_random_sizes(40, 253, 1, 5, p_empty=0.3), 12, 254)
     return [
-        bwd("bags of sizes [2, 0, 3] (an empty bag in the middle)", ids_mid, offs_mid,
-            _grad(3, 4, 250), 10),
-        bwd("bags of sizes [3, 0, 0, 0, 2, 2] (three empty bags in a row)", ids_run, offs_run,
-            _grad(6, 4, 255), 10),
-        bwd("bags of sizes [0, 0, 4] (empty bags first)", _bags([4], 10, 256)[0],
-            _offsets([0, 0, 4]), _grad(3, 2, 257), 10),
-        bwd("bags of sizes [3, 2, 0] (an empty last bag)", _bags([3, 2], 10, 258)[0],
-            _offsets([3, 2, 0]), _grad(3, 2, 259), 10),
+        bwd(
+            "bags of sizes [2, 0, 3] (an empty bag in the middle)",
+            ids_mid,
+            offs_mid,
+            _grad(3, 4, 250),
+            10,
+        ),
+        bwd(
+            "bags of sizes [3, 0, 0, 0, 2, 2] (three empty bags in a row)",
+            ids_run,
+            offs_run,
+            _grad(6, 4, 255),
+            10,
+        ),
+        bwd(
+            "bags of sizes [0, 0, 4] (empty bags first)",
+            _bags([4], 10, 256)[0],
+            _offsets([0, 0, 4]),
+            _grad(3, 2, 257),
+            10,
+        ),
+        bwd(
+            "bags of sizes [3, 2, 0] (an empty last bag)",
+            _bags([3, 2], 10, 258)[0],
+            _offsets([3, 2, 0]),
+            _grad(3, 2, 259),
+            10,
+        ),
         bwd("40 bags, about a third of them empty", ids_many, offs_many, _grad(40, 3, 260), 12),
-        bwd("40 bags, about a third of them empty, mode=\"sum\"", ids_many, offs_many,
-            _grad(40, 3, 261), 12, mode="sum"),
-        bwd("no ids at all (ids empty, offsets [0, 0])", np.array([], dtype=np.int64),
-            np.zeros(2, dtype=np.int64), _grad(2, 3, 262), 5),
+        bwd(
+            '40 bags, about a third of them empty, mode="sum"',
+            ids_many,
+            offs_many,
+            _grad(40, 3, 261),
+            12,
+            mode="sum",
+        ),
+        bwd(
+            "no ids at all (ids empty, offsets [0, 0])",
+            np.array([], dtype=np.int64),
+            np.zeros(2, dtype=np.int64),
+            _grad(2, 3, 262),
+            5,
+        ),
     ]
 
 
@@ -530,19 +640,29 @@ def _bwd_dtype_cases():
     ids, offs = _bags(_random_sizes(10, 271, 1, 6), 30, 272)
     return [
         bwd("float32 grad_out", ids, offs, _grad(10, 4, 270, np.float32), 30),
-        bwd("float32 grad_out, mode=\"sum\"", ids, offs, _grad(10, 4, 273, np.float32), 30,
-            mode="sum"),
+        bwd(
+            'float32 grad_out, mode="sum"', ids, offs, _grad(10, 4, 273, np.float32), 30, mode="sum"
+        ),
         bwd("float64 grad_out", ids, offs, _grad(10, 4, 274), 30),
-        bwd("int32 ids and offsets", ids.astype(np.int32), offs.astype(np.int32),
-            _grad(10, 4, 275), 30),
+        bwd(
+            "int32 ids and offsets",
+            ids.astype(np.int32),
+            offs.astype(np.int32),
+            _grad(10, 4, 275),
+            30,
+        ),
     ]
 
 
 def _bwd_mode_cases():
     ids, offs = WORKED_IDS, WORKED_OFFSETS
     return [
-        Case(f"mode={m!r}", (ids, offs, _grad(2, 3, 280), 8), {"mode": m},
-             meta={"arg_names": BWD_NAMES, "expect_error": True})
+        Case(
+            f"mode={m!r}",
+            (ids, offs, _grad(2, 3, 280), 8),
+            {"mode": m},
+            meta={"arg_names": BWD_NAMES, "expect_error": True},
+        )
         for m in ("max", "avg", "")
     ]
 
@@ -551,45 +671,82 @@ def _bwd_mode_cases():
 # Checks, one per test cell
 # --------------------------------------------------------------------------------------------
 mean_shape = Check(
-    A, "test_bag_mean_shape", "embedding_bag_mean", _mean_shape_cases,
+    A,
+    "test_bag_mean_shape",
+    "embedding_bag_mean",
+    _mean_shape_cases,
     _shape_judge("embedding_bag_mean", FWD_MISTAKES[-2:-1]),
     "embedding_bag_mean: one row per bag, shape (B, d)",
 )
 mean_values = Check(
-    A, "test_bag_mean_values", "embedding_bag_mean", _mean_value_cases, mean_judge,
+    A,
+    "test_bag_mean_values",
+    "embedding_bag_mean",
+    _mean_value_cases,
+    mean_judge,
     "embedding_bag_mean: row b is the mean of bag b's rows",
 )
 mean_empty = Check(
-    A, "test_bag_mean_empty_bags", "embedding_bag_mean", _mean_empty_cases, mean_judge,
+    A,
+    "test_bag_mean_empty_bags",
+    "embedding_bag_mean",
+    _mean_empty_cases,
+    mean_judge,
     "embedding_bag_mean: empty bags give rows of zeros",
 )
 mean_dtype = Check(
-    A, "test_bag_mean_dtype", "embedding_bag_mean", _mean_dtype_cases, mean_judge,
+    A,
+    "test_bag_mean_dtype",
+    "embedding_bag_mean",
+    _mean_dtype_cases,
+    mean_judge,
     "embedding_bag_mean: the result keeps E's dtype; inputs are not modified",
 )
 backward_shape = Check(
-    A, "test_bag_backward_shape", "embedding_bag_backward", _bwd_shape_cases,
+    A,
+    "test_bag_backward_shape",
+    "embedding_bag_backward",
+    _bwd_shape_cases,
     _shape_judge("embedding_bag_backward", BWD_MISTAKES[:1]),
     "embedding_bag_backward: one row per row of the table, shape (V, d)",
 )
 backward_mean = Check(
-    A, "test_bag_backward_mean", "embedding_bag_backward", _bwd_mean_cases, backward_judge,
-    "embedding_bag_backward, mode=\"mean\": each id gets its bag's gradient over the bag size",
+    A,
+    "test_bag_backward_mean",
+    "embedding_bag_backward",
+    _bwd_mean_cases,
+    backward_judge,
+    'embedding_bag_backward, mode="mean": each id gets its bag\'s gradient over the bag size',
 )
 backward_sum = Check(
-    A, "test_bag_backward_sum", "embedding_bag_backward", _bwd_sum_cases, backward_judge,
-    "embedding_bag_backward, mode=\"sum\": each id gets its bag's whole gradient",
+    A,
+    "test_bag_backward_sum",
+    "embedding_bag_backward",
+    _bwd_sum_cases,
+    backward_judge,
+    'embedding_bag_backward, mode="sum": each id gets its bag\'s whole gradient',
 )
 backward_empty = Check(
-    A, "test_bag_backward_empty_bags", "embedding_bag_backward", _bwd_empty_cases,
+    A,
+    "test_bag_backward_empty_bags",
+    "embedding_bag_backward",
+    _bwd_empty_cases,
     backward_judge,
     "embedding_bag_backward: empty bags contribute nothing",
 )
 backward_dtype = Check(
-    A, "test_bag_backward_dtype", "embedding_bag_backward", _bwd_dtype_cases, backward_judge,
+    A,
+    "test_bag_backward_dtype",
+    "embedding_bag_backward",
+    _bwd_dtype_cases,
+    backward_judge,
     "embedding_bag_backward: the result keeps grad_out's dtype; inputs are not modified",
 )
 backward_mode = Check(
-    A, "test_bag_backward_mode", "embedding_bag_backward", _bwd_mode_cases, _mode_judge,
+    A,
+    "test_bag_backward_mode",
+    "embedding_bag_backward",
+    _bwd_mode_cases,
+    _mode_judge,
     "embedding_bag_backward: an unknown mode raises ValueError",
 )
