@@ -76,7 +76,7 @@ def timing(sizes=CH07_SIZES, min_run_time=0.15):
         table, one_hot = 4 * V * d, 4 * n * V
         if table + one_hot > MAX_BYTES:
             print(
-                f"not timed: {name} (V = {V:,}, d = {d:,}) needs {table / 2**20:,.0f} MiB for the table"
-                f" and {one_hot / 2**20:,.0f} MiB for the one-hot of {n} ids (cap: {MAX_BYTES / 2**20:,.0f} MiB)"
+                f"not timed: {name} (V = {V:,}, d = {d:,}):\n    table {table / 2**20:,.0f} MiB,"
+                f" one-hot of {n} ids {one_hot / 2**20:,.0f} MiB (cap: {MAX_BYTES / 2**20:,.0f} MiB)"
             )
     return result
