@@ -180,3 +180,23 @@ def test_plots_are_opaque_so_they_read_in_dark_mode(built_site):
             if min(border) < 0.99 or (alpha < 0.99).mean() > 0.01:
                 bad.append(png.name)
     assert not bad, f"transparent plots (unreadable in dark mode): {bad}"
+
+
+def test_pages_workflow_deploys_only_the_built_site():
+    """.github/workflows/pages.yml builds with -W and uploads _build/html alone; the copy shown
+    on the "Running this course" page is the same file."""
+    import yaml
+
+    path = harness.ROOT / ".github" / "workflows" / "pages.yml"
+    text = path.read_text(encoding="utf-8")
+    wf = yaml.safe_load(text)
+    steps = wf["jobs"]["build"]["steps"]
+    runs = " ".join(s.get("run", "") for s in steps)
+    assert "jupyter-book build . --builder html -W" in runs
+    uploads = [s for s in steps if s.get("uses", "").startswith("actions/upload-pages-artifact")]
+    assert len(uploads) == 1 and uploads[0]["with"]["path"] == "_build/html"
+    deploy = wf["jobs"]["deploy"]["steps"]
+    assert any(s.get("uses", "").startswith("actions/deploy-pages") for s in deploy)
+    assert wf["permissions"] == {"contents": "read", "pages": "write", "id-token": "write"}
+    page = (harness.ROOT / "book" / "running.md").read_text(encoding="utf-8")
+    assert "```yaml\n" + text + "```\n" in page, "book/running.md shows an outdated workflow"
