@@ -45,4 +45,16 @@ c.Execute.interrupt_on_timeout = True
 # LimitOutput caps lines per output; `make grade` also caps characters (a single 60 MB line passes this).
 c.LimitOutput.max_lines = 1000
 
+# Plain `nbgrader generate_feedback` would show the hidden tests (the autograded notebook holds
+# them) and tracebacks quoting them: strip both (autograder/grading_nbgrader.py).
+try:
+    from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+    from nbgrader.preprocessors import GetGrades
+
+    from autograder.grading_nbgrader import HideHiddenTests
+except ImportError:  # nbgrader run outside the course's venv: keep its defaults
+    pass
+else:
+    c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, CSSHTMLHeaderPreprocessor]
+
 os.makedirs(GRADING, exist_ok=True)

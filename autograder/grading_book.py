@@ -21,6 +21,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import warnings
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -54,36 +55,44 @@ def prepare(grading_dir: Path, assignments: list[str]) -> list[str]:
     except ValueError:
         known = {}
     url = db_url(grading_dir)
-    done = []
-    for a in assignments:
-        sha = _source_sha(a)
-        if (
-            known.get(a) == sha
-            and (grading_dir / "gradebook.db").exists()
-            and _has_assignment(url, a)
-        ):
-            continue
-        with tempfile.TemporaryDirectory(prefix="course-gradebook-") as tmp:
-            args = [
-                "generate_assignment", a, "--force", "--log-level=WARN", f"--db={url}",
-                f"--CourseDirectory.release_directory={tmp}",
-            ]  # fmt: skip
-            proc = _nbgrader(args)
+    have_db = (grading_dir / "gradebook.db").exists()
+    needed = [
+        a
+        for a in assignments
+        if not (have_db and known.get(a) == _source_sha(a) and _has_assignment(url, a))
+    ]
+    if not needed:
+        return []
+    # One nbgrader start for all of them when it can (each start costs seconds); else one by one.
+    if len(needed) == 1 or _generate("*", url).returncode != 0:
+        for a in needed:
+            proc = _generate(a, url)
             if (
                 proc.returncode != 0
                 and "because there are submissions" in proc.stdout + proc.stderr
             ):
                 # The test cells changed since the last grading: everyone is regraded anyway.
                 _drop_submissions(url, a)
-                proc = _nbgrader(args)
+                proc = _generate(a, url)
             if proc.returncode != 0:
                 raise RuntimeError(
                     f"nbgrader generate_assignment {a} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
                 )
-        known[a] = sha
-        done.append(a)
+    for a in needed:
+        known[a] = _source_sha(a)
     marker.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n")
-    return done
+    return needed
+
+
+def _generate(assignment: str, url: str) -> subprocess.CompletedProcess:
+    """nbgrader generate_assignment into the gradebook, released into a throwaway folder."""
+    with tempfile.TemporaryDirectory(prefix="course-gradebook-") as tmp:
+        return _nbgrader(
+            [
+                "generate_assignment", assignment, "--force", "--log-level=WARN", f"--db={url}",
+                f"--CourseDirectory.release_directory={tmp}",
+            ]
+        )  # fmt: skip
 
 
 def _has_assignment(url: str, assignment: str) -> bool:
@@ -111,6 +120,8 @@ def record(grading_dir: Path, results: list[dict]) -> int:
     from nbgrader.utils import parse_utc
 
     written = 0
+    # nbgrader's add_submission makes SQLAlchemy warn about its own autoflush; harmless.
+    warnings.filterwarnings("ignore", message=".*not in session.*")
     with Gradebook(db_url(grading_dir), course_id=COURSE_ID) as gb:
         for r in sorted(results, key=lambda r: (r["assignment"], r["student"])):
             if r["status"] == "error":

@@ -55,6 +55,11 @@ def _encode(x, arrays: dict) -> list:
         key = f"x{len(arrays)}"
         arrays[key] = np.asarray(x)
         return ["np0", key]
+    if isinstance(x, np.random.Generator):
+        # A seeded generator travels as its bit generator's state: the kernel rebuilds the same
+        # stream, and the reference (run here on its own copy) draws the same numbers.
+        bg = x.bit_generator
+        return ["rng", [type(bg).__name__, _encode(bg.state, arrays)]]
     if x is None or isinstance(x, (bool, int, float, str)):
         return ["py", x]
     if isinstance(x, tuple):
@@ -133,6 +138,10 @@ def _course_run(user_ns, fname, in_path, out_json, out_npz):
             return [_dec(e, data) for e in v]
         if kind == "dict":
             return {k: _dec(e, data) for k, e in v.items()}
+        if kind == "rng":
+            bg = getattr(_np.random, v[0])()
+            bg.state = _dec(v[1], data)
+            return _np.random.Generator(bg)
         raise ValueError(kind)
 
     result = {"status": "ok", "outcomes": [], "values": [], "after": []}

@@ -245,13 +245,23 @@ class _Run:
             )
             self.kernel_seconds += self.kernel.start()
 
+    def label(self, i: int) -> str:
+        """How a student finds cell i: its position in the notebook, and its name if it has one."""
+        gid = _gid(self.nb["cells"][i])
+        return (
+            f"cell {i + 1} ({gid})"
+            if isinstance(gid, str) and gid in self.info.answer_ids
+            else f"cell {i + 1}"
+        )
+
     def run_cells(self, record: bool) -> None:
         """Run the student's cells in order; stop only if the kernel dies or time runs out."""
         s = self.settings
-        for n, i in enumerate(self.cells, start=1):
+        for i in self.cells:
+            n = self.label(i)
             left = self.remaining()
             if left <= 0.2:
-                self.fatal = f"the notebook used up its time budget ({s.notebook_budget:g} s) before cell {n} of your code"
+                self.fatal = f"the notebook used up its time budget ({s.notebook_budget:g} s) before your {n}"
                 return
             res = self.kernel.execute(
                 notebooks.source(self.nb["cells"][i]),
@@ -262,20 +272,19 @@ class _Run:
                 self.cell_results[i] = res
             if res.status == "timeout":
                 self.notes.append(
-                    f"your code cell {n} ran longer than {min(s.cell_timeout, left):.0f} s and was stopped"
+                    f"your {n} ran longer than {min(s.cell_timeout, left):.0f} s and was stopped"
                 )
                 self.first_error = (
-                    self.first_error
-                    or f"code cell {n} was stopped after {min(s.cell_timeout, left):.0f} s"
+                    self.first_error or f"{n} was stopped after {min(s.cell_timeout, left):.0f} s"
                 )
             elif res.status == "error" and self.first_error is None:
-                self.first_error = f"code cell {n} raised {res.ename}: {(res.evalue or '')[:200]}"
+                self.first_error = f"{n} raised {res.ename}: {(res.evalue or '')[:200]}"
             if not self.kernel.alive():
                 if res.status == "timeout":
-                    self.fatal = f"your code cell {n} ran longer than {min(s.cell_timeout, left):.0f} s and did not stop when interrupted"
+                    self.fatal = f"your {n} ran longer than {min(s.cell_timeout, left):.0f} s and did not stop when interrupted"
                 else:
                     self.fatal = (
-                        f"the kernel died while running your code cell {n} (os._exit, a crash, or more "
+                        f"the kernel died while running your {n} (os._exit, a crash, or more "
                         f"memory than the {s.limits.memory_bytes / GIB:g} GiB limit)"
                     )
                 self.notes.append(self.fatal)
@@ -459,10 +468,13 @@ def init_worker(settings: Settings, assignments: list[str]) -> None:
     _SETTINGS = settings
     os.environ.pop("JPY_PARENT_PID", None)
     for a in assignments:
-        info = assignment_info(a)
-        for gid, _ in info.tests:
-            _cases(a, gid)
-            info.checks[gid].reference()
+        try:
+            info = assignment_info(a)
+            for gid, _ in info.tests:
+                _cases(a, gid)
+                info.checks[gid].reference()
+        except Exception:  # noqa: BLE001, S112 - the same error is reported per submission
+            continue
 
 
 def work(job: Job) -> dict:

@@ -124,6 +124,10 @@ def generate(out_dir: Path = EXERCISES, only: list[str] | None = None) -> list[P
 
 def release_solutions(only: list[str] | None = None) -> Path:
     """nbgrader generate_solution for each assignment, into grading/released_solutions/."""
+    from .grading_book import prepare
+
+    # generate_solution needs the assignment in the gradebook (a fresh clone has none yet)
+    prepare(GRADING, only or assignments())
     for a in only or assignments():
         _nbgrader("generate_solution", a, "--force", "--log-level=WARN")
     return GRADING / "released_solutions"

@@ -1,0 +1,533 @@
+"""`make grade` end to end: one batch of good, bad and cheating submissions, graded in parallel.
+
+The expensive batch runs once (chapter 1 only); every test below reads its results. Timeouts are
+small here (3 s per cell, 12 s per notebook) so the endless loops cost little. Cheats that need
+the sandbox to fail are skipped, loudly, where bubblewrap cannot run.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import html
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder import grading_book, notebooks, samples
+from autograder.paths import ROOT, SOLUTIONS, assignments, release_notebook, source_notebook
+from autograder.release import COURSE_RELEASE
+from autograder.sandbox import probe
+
+pytestmark = pytest.mark.slow
+
+A = "01_one_hot_lookup"
+FAST = ["--cell-timeout", "3", "--notebook-budget", "12", "--memory-gib", "1.5"]
+SANDBOXED, WHY_NOT = probe()
+needs_sandbox = pytest.mark.skipif(not SANDBOXED, reason=f"bubblewrap cannot run here: {WHY_NOT}")
+
+
+# ------------------------------------------------------------------------------------------
+# Building submissions
+# ------------------------------------------------------------------------------------------
+def _points():
+    return notebooks.points(notebooks.read(source_notebook(A)))
+
+
+def _expected(mistake: str) -> float:
+    """The score a classic mistake earns (every test cell except the ones it must fail)."""
+    pts = _points()
+    return sum(pts.values()) - sum(pts[g] for g in samples.module(A).MISTAKES[mistake].fails)
+
+
+def _cell(source: str, cid: str) -> dict:
+    return notebooks.code(source, cid)
+
+
+def _insert_after(nb: dict, gid: str, *cells: dict) -> dict:
+    """Insert cells right after the cell with grade_id (or id) gid."""
+    for i, c in enumerate(nb["cells"]):
+        if (c["metadata"].get("nbgrader") or {}).get("grade_id") == gid or c.get("id") == gid:
+            nb["cells"][i + 1 : i + 1] = list(cells)
+            return nb
+    raise KeyError(gid)
+
+
+def _test_ids() -> set:
+    return set(notebooks.test_cells(notebooks.read(source_notebook(A))))
+
+
+def _answers() -> list[str]:
+    return samples.answer_cell_ids(A)
+
+
+STUB = {
+    fn: f"def {fn}(*args, **kwargs):\n    raise NotImplementedError()\n"
+    for fn in ("embedding_forward", "one_hot")
+}
+
+
+def build_batch(submitted: Path, grading_dir: Path) -> dict[str, str]:
+    """Write every submission; returns student -> what it is."""
+    mod = samples.module(A)
+    mistake = mod.MISTAKES[mod.DEMO_MISTAKE].sources
+    off_by_one = mod.MISTAKES["off by one"].sources
+    last_answer = _answers()[-1]
+    subs: dict[str, dict | bytes | None] = {}
+
+    subs["correct_a"] = samples.build(A, {})
+    subs["correct_b"] = samples.build(A, mod.ALTERNATIVES["loop over positions"])
+
+    nb = samples.build(
+        A, {"embedding_forward": "def embedding_forward(E, ids):\n    while True:\n        pass\n"}
+    )
+    subs["endless_loop"] = _insert_after(nb, "environment", _cell("while True:\n    pass", "loop"))
+
+    nb = samples.build(A, {})
+    loop = "import time\nwhile True:\n    try:\n        time.sleep(0.05)\n    except BaseException:\n        pass"
+    subs["loop_ignores_interrupt"] = _insert_after(nb, "environment", _cell(loop, "stubborn"))
+
+    bomb = "import numpy as np\nhog = []\nwhile True:\n    hog.append(np.ones(2**24))"
+    fwd_bomb = "import numpy as np\n\ndef embedding_forward(E, ids):\n    big = np.ones(2**40)\n    return E[ids] + 0 * big[0]\n"
+    subs["memory_bomb"] = _insert_after(
+        samples.build(A, {"embedding_forward": fwd_bomb}), "environment", _cell(bomb, "bomb")
+    )
+
+    subs["os_exit"] = samples.build(
+        A,
+        {
+            "embedding_forward": "import os\nos._exit(1)\n\ndef embedding_forward(E, ids):\n    return E[ids]\n"
+        },
+    )
+    subs["sys_exit"] = samples.build(
+        A,
+        {
+            "embedding_forward": "import sys\n\ndef embedding_forward(E, ids):\n    sys.exit(0)\n",
+            "one_hot": "import sys\nsys.exit()\n\ndef one_hot(ids, V):\n    return np.eye(V)[ids]\n",
+        },
+    )
+    subs["invalid_json"] = b'{"cells": [ this is not json'
+    subs["missing_notebook"] = None
+
+    nb = samples.build(A, mistake)
+    nb["cells"] = [
+        c
+        for c in nb["cells"]
+        if (c["metadata"].get("nbgrader") or {}).get("grade_id") not in _test_ids()
+    ]
+    subs["deleted_tests"] = nb
+
+    nb = samples.build(A, mistake)
+    for c in nb["cells"]:
+        if (c["metadata"].get("nbgrader") or {}).get("grade_id") in _test_ids():
+            c["source"] = ["pass"]
+    subs["edited_tests"] = nb
+
+    subs["output_flood"] = _insert_after(
+        samples.build(A, {}), last_answer, _cell("print('x' * 60_000_000)", "flood")
+    )
+    subs["stray_py"] = samples.build(A, mistake)
+
+    patch = (
+        "import numpy as np\n"
+        "np.allclose = lambda *a, **k: True\n"
+        "np.array_equal = lambda *a, **k: True\n"
+        "np.isclose = lambda a, b, *r, **k: np.ones(np.broadcast(a, b).shape, dtype=bool)\n"
+        "np.testing.assert_allclose = lambda *a, **k: None\n"
+        "np.testing.assert_array_equal = lambda *a, **k: None\n"
+        "np.testing.assert_equal = lambda *a, **k: None"
+    )
+    subs["monkeypatch"] = _insert_after(
+        samples.build(A, off_by_one), last_answer, _cell(patch, "patch")
+    )
+
+    liar = (
+        "import numpy as np\n\n"
+        "class AlwaysEqual:\n"
+        "    def __eq__(self, other):\n        return True\n"
+        "    def __ne__(self, other):\n        return False\n"
+        "    __hash__ = object.__hash__\n\n"
+        "def embedding_forward(E, ids):\n    return AlwaysEqual()\n"
+    )
+    subs["always_equal"] = samples.build(A, {"embedding_forward": liar})
+
+    steal = f"""
+import glob, json, sys
+
+def _steal():
+    ns = {{}}
+    for path in glob.glob({str(SOLUTIONS)!r} + "/*/*.ipynb") + glob.glob("../../solutions/*/*.ipynb"):
+        try:
+            nb = json.load(open(path))
+        except Exception:
+            continue
+        for cell in nb["cells"]:
+            if cell.get("metadata", {{}}).get("nbgrader", {{}}).get("solution"):
+                exec("".join(cell["source"]), ns)
+    if "embedding_forward" not in ns:
+        try:
+            sys.path.insert(0, {str(ROOT)!r})
+            from autograder import reference
+            ns["embedding_forward"] = reference.function({A!r}, "embedding_forward")
+            ns["one_hot"] = reference.function({A!r}, "one_hot")
+        except Exception:
+            pass
+    return ns
+
+_stolen = _steal()
+
+def embedding_forward(E, ids):
+    return _stolen["embedding_forward"](E, ids)
+"""
+    steal_oh = "def one_hot(ids, V):\n    return _stolen['one_hot'](ids, V)\n"
+    subs["read_solutions"] = samples.build(A, {"embedding_forward": steal, "one_hot": steal_oh})
+
+    vandal = f"""
+import glob, os, sqlite3
+hits = []
+for db in glob.glob({str(ROOT)!r} + "/grading/**/*.db", recursive=True) + [{str(grading_dir / "gradebook.db")!r}]:
+    try:
+        con = sqlite3.connect(db)
+        con.execute("UPDATE grade SET auto_score = 1000, manual_score = 1000")
+        con.commit()
+        hits.append(db)
+    except Exception as exc:
+        print("db:", type(exc).__name__)
+others = glob.glob({str(submitted)!r} + "/*/*/*.ipynb") + glob.glob("/tmp/course-grade-*/*/*.ipynb")
+others += glob.glob({str(grading_dir)!r} + "/feedback/*/*/*.html")
+for path in others:
+    try:
+        with open(path, "a") as f:
+            f.write("PWNED")
+        hits.append(path)
+    except Exception as exc:
+        print("write:", type(exc).__name__)
+print("vandalised", len(hits), "files")
+"""
+    subs["write_gradebook"] = _insert_after(
+        samples.build(A, STUB), "environment", _cell(vandal, "vandal")
+    )
+
+    fake = (
+        "import sys, types\n"
+        "_pkg = types.ModuleType('autograder'); _pkg.__path__ = []\n"
+        "_sub = types.ModuleType('autograder.checks'); _sub.__path__ = []\n"
+        "_mod = types.ModuleType('autograder.checks.ch01')\n"
+        "_mod.__getattr__ = lambda name: (lambda fn: None)\n"
+        "_pkg.checks = _sub; _sub.ch01 = _mod\n"
+        "sys.modules.update({'autograder': _pkg, 'autograder.checks': _sub, 'autograder.checks.ch01': _mod})"
+    )
+    subs["fake_autograder"] = _insert_after(
+        samples.build(A, STUB), "environment", _cell(fake, "fake")
+    )
+
+    kinds = {}
+    for student, nb in subs.items():
+        folder = submitted / student / A
+        folder.mkdir(parents=True, exist_ok=True)
+        if nb is None:
+            (folder / "notes.txt").write_text("I forgot to upload my notebook\n")
+        elif isinstance(nb, bytes):
+            (folder / f"{A}.ipynb").write_bytes(nb)
+        else:
+            notebooks.write(nb, folder / f"{A}.ipynb")
+        kinds[student] = student
+    # Stray modules next to a submission: they must never reach the kernel's path.
+    (submitted / "stray_py" / A / "numpy.py").write_text(
+        "raise SystemExit('a stray numpy.py was imported')\n"
+    )
+    (submitted / "stray_py" / A / "autograder.py").write_text(
+        "raise SystemExit('a stray autograder.py was imported')\n"
+    )
+    return kinds
+
+
+# ------------------------------------------------------------------------------------------
+# Running the grader
+# ------------------------------------------------------------------------------------------
+def run_grader(
+    grading_dir: Path, *extra: str, jobs: int = 2, submitted: Path | None = None
+) -> subprocess.CompletedProcess:
+    cmd = [
+        sys.executable,
+        "-m",
+        "autograder.grade",
+        "--grading-dir",
+        str(grading_dir),
+        "--jobs",
+        str(jobs),
+        "--assignment",
+        A,
+        *extra,
+    ]
+    if submitted is not None:
+        cmd += ["--submitted", str(submitted)]
+    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+
+
+def report(grading_dir: Path) -> dict[str, dict[str, dict]]:
+    """student -> test -> row of test_report.csv."""
+    out: dict = {}
+    with (grading_dir / "test_report.csv").open(encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            out.setdefault(row["student"], {})[row["test"]] = row
+    return out
+
+
+def totals(grading_dir: Path) -> dict[str, float]:
+    return {
+        s: sum(float(r["score"]) for r in tests.values())
+        for s, tests in report(grading_dir).items()
+    }
+
+
+def _digest(folder: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.fixture(scope="session")
+def prepared(tmp_path_factory) -> Path:
+    """A gradebook that already knows chapter 1 (nbgrader generate_assignment runs once)."""
+    d = tmp_path_factory.mktemp("prepared")
+    grading_book.prepare(d, [A])
+    return d
+
+
+def fresh_dir(tmp_path: Path, prepared: Path) -> Path:
+    d = tmp_path / "grading"
+    d.mkdir(parents=True)
+    for name in ("gradebook.db", ".gradebook_sources.json"):
+        shutil.copy2(prepared / name, d / name)
+    return d
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory, prepared):
+    root = tmp_path_factory.mktemp("batch")
+    grading_dir = fresh_dir(root, prepared)
+    submitted = grading_dir / "submitted"
+    kinds = build_batch(submitted, grading_dir)
+    before = _digest(submitted)
+    proc = run_grader(grading_dir, *FAST)
+    return {
+        "dir": grading_dir,
+        "submitted": submitted,
+        "proc": proc,
+        "kinds": kinds,
+        "before": before,
+    }
+
+
+# ------------------------------------------------------------------------------------------
+# The batch
+# ------------------------------------------------------------------------------------------
+def test_batch_completes_and_names_every_bad_submission(batch):
+    proc = batch["proc"]
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    rep = report(batch["dir"])
+    assert set(rep) == set(batch["kinds"]), "every student must appear in the report"
+    for student in ("invalid_json", "missing_notebook", "os_exit", "loop_ignores_interrupt"):
+        assert f"{student}/{A}:" in proc.stdout, (
+            f"{student} must be named with the reason:\n{proc.stdout}"
+        )
+    assert "not valid JSON" in proc.stdout
+    assert "no notebook was submitted" in proc.stdout
+    assert "kernel died" in proc.stdout
+
+
+def test_correct_students_get_full_marks_and_the_same_as_alone(batch, tmp_path, prepared):
+    full = sum(_points().values())
+    got = totals(batch["dir"])
+    assert got["correct_a"] == got["correct_b"] == full
+    for student in ("correct_a", "correct_b"):
+        alone = fresh_dir(tmp_path / student, prepared)
+        shutil.copytree(batch["submitted"] / student, alone / "submitted" / student)
+        proc = run_grader(alone, jobs=1)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        batch_rows = {t: r["score"] for t, r in report(batch["dir"])[student].items()}
+        alone_rows = {t: r["score"] for t, r in report(alone)[student].items()}
+        assert batch_rows == alone_rows
+
+
+def test_no_cheat_or_bad_submission_gains_a_point(batch):
+    got = totals(batch["dir"])
+    rep = report(batch["dir"])
+    mod = samples.module(A)
+    pts = _points()
+    forward_tests = [g for g in pts if g != "test_one_hot"]
+    # Zero: nothing of theirs runs, or it cannot be read, or the kernel dies before anything.
+    for student in (
+        "invalid_json",
+        "missing_notebook",
+        "os_exit",
+        "loop_ignores_interrupt",
+        "sys_exit",
+        "fake_autograder",
+    ):
+        assert got[student] == 0, (student, rep[student])
+    # A broken embedding_forward earns nothing for it, whatever else happened in the kernel.
+    for student in ("endless_loop", "memory_bomb", "always_equal"):
+        assert all(float(rep[student][g]["score"]) == 0 for g in forward_tests), (
+            student,
+            rep[student],
+        )
+        assert got[student] <= pts["test_one_hot"]
+    # Tampering with test cells, stray modules and patched numpy change nothing.
+    for student in ("deleted_tests", "edited_tests", "stray_py"):
+        assert got[student] == _expected(mod.DEMO_MISTAKE), (student, rep[student])
+    assert got["monkeypatch"] == _expected("off by one"), rep["monkeypatch"]
+    # The flood is a correct notebook that prints too much: full marks, small files.
+    assert got["output_flood"] == sum(pts.values())
+
+
+@needs_sandbox
+def test_disk_cheats_earn_nothing_in_the_sandbox(batch):
+    got = totals(batch["dir"])
+    assert got["read_solutions"] == 0
+    assert got["write_gradebook"] == 0
+
+
+def test_messages_say_what_happened(batch):
+    rep = report(batch["dir"])
+    msg = lambda s, g: rep[s][g]["message"]  # noqa: E731
+    assert "ran longer than" in msg("endless_loop", "test_forward_shape")
+    assert "MemoryError" in msg("memory_bomb", "test_forward_shape")
+    assert "SystemExit" in msg("sys_exit", "test_forward_shape")
+    assert "not numbers" in msg("always_equal", "test_forward_shape")
+    says = samples.module(A).MISTAKES[samples.module(A).DEMO_MISTAKE].says
+    assert says in " ".join(r["message"] for r in rep["deleted_tests"].values())
+
+
+def test_gradebook_holds_no_score_above_its_maximum_and_matches_the_report(batch):
+    from nbgrader.api import Gradebook
+
+    rep = report(batch["dir"])
+    with Gradebook(grading_book.db_url(batch["dir"]), course_id=grading_book.COURSE_ID) as gb:
+        seen = set()
+        for sub in gb.assignment_submissions(A):
+            for nb in sub.notebooks:
+                for grade in nb.grades:
+                    assert grade.score <= grade.max_score, (sub.student.id, grade.name, grade.score)
+                    assert grade.score >= 0
+                    assert float(rep[sub.student.id][grade.name]["score"]) == grade.score
+            seen.add(sub.student.id)
+    assert seen == set(batch["kinds"]), "bad submissions are recorded with zeros, not left out"
+
+
+def test_other_students_files_are_untouched(batch):
+    assert _digest(batch["submitted"]) == batch["before"]
+    for page in (batch["dir"] / "feedback").rglob("*.html"):
+        assert "PWNED" not in page.read_text(encoding="utf-8")
+
+
+def test_every_graded_notebook_is_small_and_valid(batch):
+    graded = list((batch["dir"] / "autograded").rglob("*.ipynb"))
+    assert len(graded) >= len(batch["kinds"]) - 2  # all but the invalid and the missing one
+    for path in graded:
+        assert path.stat().st_size < 10 * 1024**2, path
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        assert nb["nbformat"] == 4
+    flood = batch["dir"] / "autograded" / "output_flood" / A / f"{A}.ipynb"
+    assert "characters of output were cut off" in flood.read_text(encoding="utf-8")
+
+
+def test_deleted_test_cells_come_back_in_the_graded_copy(batch):
+    graded = notebooks.read(batch["dir"] / "autograded" / "deleted_tests" / A / f"{A}.ipynb")
+    assert set(notebooks.test_cells(graded)) == _test_ids()
+    edited = notebooks.read(batch["dir"] / "autograded" / "edited_tests" / A / f"{A}.ipynb")
+    release = notebooks.test_cells(notebooks.read(release_notebook(A)))
+    for gid, cell in notebooks.test_cells(edited).items():
+        assert notebooks.source(cell) == notebooks.source(release[gid])
+
+
+def hidden_test_lines() -> set[str]:
+    """Every line of every hidden-test region in solutions/ that is not public anyway."""
+    lines = set()
+    for a in assignments():
+        public = (
+            release_notebook(a).read_text(encoding="utf-8") if release_notebook(a).exists() else ""
+        )
+        for cell in notebooks.read(source_notebook(a))["cells"]:
+            inside = False
+            for line in notebooks.source(cell).splitlines():
+                s = line.strip()
+                if "BEGIN HIDDEN TESTS" in s:
+                    inside = True
+                elif "END HIDDEN TESTS" in s:
+                    inside = False
+                elif inside and s and s not in public:
+                    lines.add(s)
+    assert lines, "no hidden-test lines found: the leak test would prove nothing"
+    return lines
+
+
+def test_feedback_holds_no_hidden_test_source(batch):
+    secret = hidden_test_lines()
+    files = list((batch["dir"] / "feedback").rglob("*.html")) + list(
+        (batch["dir"] / "autograded").rglob("*.ipynb")
+    )
+    assert len(files) > len(batch["kinds"])
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        for line in secret:
+            assert line not in text, f"{path}: hidden-test line {line!r}"
+        assert "HIDDEN TESTS" not in text, path
+        if path.suffix == ".html":
+            assert "Traceback" not in text, path
+
+
+def test_feedback_shows_visible_tests_scores_and_messages(batch):
+    page = (batch["dir"] / "feedback" / "deleted_tests" / A / f"{A}.html").read_text(
+        encoding="utf-8"
+    )
+    release = notebooks.test_cells(notebooks.read(release_notebook(A)))
+    for cell in release.values():
+        for line in notebooks.source(cell).splitlines():
+            assert html.escape(line, quote=True) in page, f"visible test line missing: {line!r}"
+    total = sum(_points().values())
+    assert f"Score: <b>{_expected(samples.module(A).DEMO_MISTAKE):g} / {total:g}</b>" in page
+    assert f"Release you worked from: {COURSE_RELEASE}" in page
+    says = samples.module(A).MISTAKES[samples.module(A).DEMO_MISTAKE].says
+    assert html.escape(says, quote=True) in page
+
+
+# ------------------------------------------------------------------------------------------
+# Parallel equals serial
+# ------------------------------------------------------------------------------------------
+def test_jobs_1_and_jobs_2_give_identical_scores(tmp_path, prepared):
+    mod = samples.module(A)
+    honest = samples.demo_students(A)
+    honest["alternative"] = samples.build(A, mod.ALTERNATIVES[next(iter(mod.ALTERNATIVES))])
+    results = []
+    for jobs in (1, 2):
+        d = fresh_dir(tmp_path / f"jobs{jobs}", prepared)
+        for student, nb in honest.items():
+            notebooks.write(nb, d / "submitted" / student / A / f"{A}.ipynb")
+        proc = run_grader(d, jobs=jobs)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        results.append(
+            {
+                s: {t: (r["score"], r["message"]) for t, r in tests.items()}
+                for s, tests in report(d).items()
+            }
+        )
+    assert results[0] == results[1]
+    assert set(results[0]) == set(honest)
+
+
+def test_an_unknown_assignment_is_an_error_and_nothing_to_grade_is_not(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "autograder.grade", "--grading-dir", str(tmp_path), "--assignment", "99_nope"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 2 and "no such assignment" in proc.stderr
+    proc = run_grader(tmp_path)
+    assert proc.returncode == 0 and "nothing to grade" in proc.stdout

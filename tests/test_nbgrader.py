@@ -1,0 +1,204 @@
+"""Plain nbgrader keeps working, and `make grade` agrees with it on honest submissions.
+
+Everything runs in a temporary course: its nbgrader_config.py loads the real one and points the
+course root and the gradebook at a temp folder, so the real grading/ and exercises/ are never
+touched. Plain ``nbgrader generate_assignment`` + ``nbgrader autograde`` give chapter 1's demo
+correct submission full marks and its stub zero, and every chapter's demo mistake less, failing
+exactly the cells it should, each with a message; ``make grade``'s command gives the same score
+for every test cell (and names the mistake in its feedback), on all three demo students of every
+chapter. Then ``nbgrader generate_feedback`` (leak-free with the course's config) and
+``nbgrader generate_solution`` (what ``make solutions`` runs) are exercised on chapter 1.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import html
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder import notebooks, samples
+from autograder.paths import ROOT, SOLUTIONS, assignments, source_notebook
+
+pytestmark = pytest.mark.slow
+A1 = "01_one_hot_lookup"
+
+
+def nbgrader(course: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
+    proc = subprocess.run(
+        [sys.executable, "-m", "nbgrader", *args],
+        cwd=course,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert proc.returncode == 0, (
+        f"nbgrader {' '.join(args)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
+    )
+    return proc
+
+
+def hidden_lines() -> set[str]:
+    from tests.test_grade import hidden_test_lines
+
+    return hidden_test_lines()
+
+
+def _plain_students(assignment: str) -> list[str]:
+    """Plain nbgrader is slow (that is the point of `make grade`): it grades chapter 1's three demo
+    students and every other chapter's demo mistake, the case where the scores can differ."""
+    return ["demo_correct", "demo_mistake", "demo_stub"] if assignment == A1 else ["demo_mistake"]
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    """A temp course with every assignment's source and demo students, graded both ways."""
+    course = tmp_path_factory.mktemp("course")
+    (course / "nbgrader_config.py").write_text(
+        "c = get_config()  # noqa: F821\n"
+        f"load_subconfig({str(ROOT / 'nbgrader_config.py')!r})  # noqa: F821\n"
+        f"c.CourseDirectory.root = {str(course)!r}\n"
+        f"c.CourseDirectory.db_url = {'sqlite:///' + str(course / 'grading' / 'gradebook.db')!r}\n",
+        encoding="utf-8",
+    )
+    names = assignments()
+    everyone = course / "all_submitted"
+    for a in names:
+        shutil.copytree(SOLUTIONS / a, course / "solutions" / a)
+        for student, nb in samples.demo_students(a).items():
+            notebooks.write(nb, everyone / student / a / f"{a}.ipynb")
+            if student in _plain_students(a):
+                notebooks.write(nb, course / "grading" / "submitted" / student / a / f"{a}.ipynb")
+    ours = course / "ours"
+    # make grade's command runs while plain nbgrader works (both use the 2 cores)
+    grade = subprocess.Popen(
+        [sys.executable, "-m", "autograder.grade", "--jobs", "2", "--grading-dir", str(ours), "--submitted", str(everyone)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    nbgrader(course, "generate_assignment", "*", "--force", "--log-level=WARN")
+    nbgrader(course, "autograde", "*", "--force", "--log-level=WARN")
+    out, err = grade.communicate(timeout=900)
+    assert grade.returncode == 0, out[-3000:] + err[-3000:]
+    return {"dir": course, "ours": ours, "names": names}
+
+
+def plain_scores(course: Path, assignment: str) -> dict[str, dict[str, float]]:
+    """student -> test cell -> score, from the temp course's gradebook (plain nbgrader)."""
+    from nbgrader.api import Gradebook
+
+    out = {}
+    with Gradebook(
+        "sqlite:///" + str(course / "grading" / "gradebook.db"), course_id="embedding-tables"
+    ) as gb:
+        for sub in gb.assignment_submissions(assignment):
+            out[sub.student.id] = {g.name: g.score for nb in sub.notebooks for g in nb.grades}
+    return out
+
+
+def our_scores(ours: Path, assignment: str) -> dict[str, dict[str, float]]:
+    out: dict = {}
+    with (ours / "test_report.csv").open(encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            if row["assignment"] == assignment:
+                out.setdefault(row["student"], {})[row["test"]] = float(row["score"])
+    return out
+
+
+def _full(assignment: str) -> float:
+    return sum(notebooks.points(notebooks.read(source_notebook(assignment))).values())
+
+
+def _mistake(assignment: str):
+    mod = samples.module(assignment)
+    return mod.MISTAKES[mod.DEMO_MISTAKE]
+
+
+@pytest.mark.parametrize("assignment", assignments())
+def test_plain_nbgrader_grades_the_demo_students(course, assignment):
+    if assignment not in course["names"]:
+        pytest.skip(f"{assignment} appeared after the course fixture was built")
+    scores = plain_scores(course["dir"], assignment)
+    assert set(scores) == set(_plain_students(assignment))
+    total = {s: sum(v.values()) for s, v in scores.items()}
+    if assignment == A1:
+        assert total["demo_correct"] == _full(assignment), scores["demo_correct"]
+        assert total["demo_stub"] == 0, scores["demo_stub"]
+    assert 0 < total["demo_mistake"] < _full(assignment), scores["demo_mistake"]
+    failing = {g for g, v in scores["demo_mistake"].items() if v == 0}
+    assert failing == _mistake(assignment).fails
+    # Each failing cell says why (the visible assert's message, or the hidden check's).
+    graded = notebooks.read(
+        course["dir"]
+        / "grading"
+        / "autograded"
+        / "demo_mistake"
+        / assignment
+        / f"{assignment}.ipynb"
+    )
+    for gid in failing:
+        errors = [
+            o for o in notebooks.test_cells(graded)[gid]["outputs"] if o["output_type"] == "error"
+        ]
+        assert errors and errors[0]["evalue"].strip(), f"{gid}: no message"
+
+
+@pytest.mark.parametrize("assignment", assignments())
+def test_make_grade_gives_the_same_scores_as_plain_nbgrader(course, assignment):
+    if assignment not in course["names"]:
+        pytest.skip(f"{assignment} appeared after the course fixture was built")
+    plain = plain_scores(course["dir"], assignment)
+    ours = our_scores(course["ours"], assignment)
+    for student in plain:
+        assert ours[student] == plain[student], student
+    full = _full(assignment)
+    assert sum(ours["demo_correct"].values()) == full
+    assert sum(ours["demo_stub"].values()) == 0
+    assert {g for g, v in ours["demo_mistake"].items() if v == 0} == _mistake(assignment).fails
+    says = _mistake(assignment).says
+    page = course["ours"] / "feedback" / "demo_mistake" / assignment / f"{assignment}.html"
+    assert html.escape(says, quote=True) in page.read_text(encoding="utf-8"), (
+        f"the message should name the mistake ({says!r})"
+    )
+
+
+def test_plain_generate_feedback_hides_the_hidden_tests(course):
+    nbgrader(course["dir"], "generate_feedback", A1, "--force", "--log-level=WARN")
+    pages = list((course["dir"] / "grading" / "feedback" / "demo_mistake").rglob("*.html"))
+    assert pages
+    secret = hidden_lines()
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        assert "HIDDEN TESTS" not in text
+        for line in secret:
+            assert line not in text, f"{page}: hidden-test line {line!r}"
+    mistake_page = course["dir"] / "grading" / "feedback" / "demo_mistake" / A1 / f"{A1}.html"
+    assert "result, got float64" in mistake_page.read_text(
+        encoding="utf-8"
+    )  # the failing assert's message
+
+
+def _digest(folder: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_generate_solution_writes_only_to_released_solutions(course):
+    """`make solutions` runs nbgrader generate_solution with the course's config."""
+    d = course["dir"]
+    before = {k: v for k, v in _digest(d).items() if not k.startswith("grading/gradebook.db")}
+    nbgrader(d, "generate_solution", A1, "--force", "--log-level=WARN")
+    after = {k: v for k, v in _digest(d).items() if not k.startswith("grading/gradebook.db")}
+    new = {k for k in after if k not in before}
+    changed = {k for k in before if after.get(k) != before[k]}
+    assert not changed, f"generate_solution changed {sorted(changed)}"
+    assert new and all(k.startswith("grading/released_solutions/") for k in new), sorted(new)
+    released = d / "grading" / "released_solutions" / A1 / f"{A1}.ipynb"
+    assert "E[ids]" in released.read_text(encoding="utf-8")
