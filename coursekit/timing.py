@@ -118,19 +118,21 @@ def plot(result, xlabel: str, baseline: str, compare, title: str, logx: bool = T
     xs = result["xs"]
     fig, (ax_t, ax_r) = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
     markers = "osD^vP*X"
-    for i, (label, ts) in enumerate(result["times"].items()):
-        ax_t.plot(xs, [t * 1e3 for t in ts], marker=markers[i % len(markers)], label=label)
+    # One colour and marker per method, the same in both panels.
+    style = {
+        label: dict(color=f"C{i % 10}", marker=markers[i % len(markers)])
+        for i, label in enumerate(result["times"])
+    }
+    for label, ts in result["times"].items():
+        ax_t.plot(xs, [t * 1e3 for t in ts], label=label, **style[label])
     ax_t.set_yscale("log")
     ax_t.set_ylabel("milliseconds per call (log)")
     ax_t.set_xlabel(xlabel)
     ax_t.legend(fontsize=8)
     ax_t.grid(True, which="both", alpha=0.3)
-    for i, label in enumerate(compare):
+    for label in compare:
         ax_r.plot(
-            xs,
-            ratios(result, label, baseline),
-            marker=markers[i % len(markers)],
-            label=f"{label} / {baseline}",
+            xs, ratios(result, label, baseline), label=f"{label} / {baseline}", **style[label]
         )
     ax_r.axhline(1.0, color="grey", lw=1, ls="--")
     ax_r.set_yscale("log")
