@@ -37,6 +37,8 @@ async () => {
   const shown = e => e.checkVisibility();
   out.math_sources = document.querySelectorAll('span.math, div.math').length;
   out.mjx_containers = document.querySelectorAll('mjx-container').length;
+  // What screen readers read: MathJax's assistive MathML beside each formula.
+  out.assistive_mml = document.querySelectorAll('mjx-container mjx-assistive-mml').length;
   // The visible text of the page, without code and typeset math: no TeX may be left in it.
   const main = document.querySelector('main') || document.body;
   const clone = main.cloneNode(true);

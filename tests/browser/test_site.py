@@ -94,7 +94,8 @@ def test_no_console_errors(visited):
 
 
 def test_math_is_typeset(visited):
-    """MathJax (served by the site) typesets every formula; no raw TeX is left in the text."""
+    """MathJax (served by the site) typesets every formula, each with the MathML a screen
+    reader reads; no raw TeX is left in the text."""
     bad = {}
     for rel, rep in visited.items():
         d = rep.data
@@ -103,6 +104,8 @@ def test_math_is_typeset(visited):
                 bad[rel] = "the page has math but MathJax did not load"
             elif d["mjx_containers"] < d["math_sources"]:
                 bad[rel] = f"{d['mjx_containers']} of {d['math_sources']} formulas typeset"
+            elif d["assistive_mml"] < d["mjx_containers"]:
+                bad[rel] = f"{d['assistive_mml']} of {d['mjx_containers']} formulas readable"
         if d["math_errors"]:
             bad[rel] = f"TeX errors or undefined macros in: {d['math_errors']}"
         if d["raw_tex"]:
