@@ -48,8 +48,20 @@ def ch07_methods(n_tokens: int, shapes: dict):
     return {"gather E[ids]": gather, "one_hot(ids) @ E": one_hot_matmul}
 
 
-def timing(sizes=CH07_SIZES, min_run_time=0.15):
-    """Time both formulations on real models' table shapes; nothing happens under nbgrader."""
+def fastest_of(runs):
+    """Merge repeated sweeps, keeping each point's fastest median: a burst of other work on a
+    shared machine must not pass for the cost of an operation."""
+    result = runs[0]
+    for label in result["times"]:
+        per_run = [r["times"][label] for r in runs]
+        result["times"][label] = [min(ts) for ts in zip(*per_run, strict=True)]
+    result["notes"] = sorted(set(result["notes"]))
+    return result
+
+
+def timing(sizes=CH07_SIZES, min_run_time=0.1, repeats=2):
+    """Time both formulations on real models' table shapes; nothing happens under nbgrader.
+    The sweep runs ``repeats`` times and keeps each point's fastest median."""
     if grading():
         print("Timing is skipped while nbgrader validates or grades this notebook.")
         return None
@@ -58,7 +70,10 @@ def timing(sizes=CH07_SIZES, min_run_time=0.15):
     n = sizes["n_tokens"]
     models = sorted(sizes["models"], key=lambda m: m[1] * m[2])
     shapes = {V * d: (V, d) for _, V, d in models}
-    result = sweep(list(shapes), ch07_methods(n, shapes), min_run_time=min_run_time)
+    methods = ch07_methods(n, shapes)
+    result = fastest_of(
+        [sweep(list(shapes), methods, min_run_time=min_run_time) for _ in range(repeats)]
+    )
     fig = plot(
         result,
         xlabel="table size V * d (parameters)",
@@ -69,7 +84,14 @@ def timing(sizes=CH07_SIZES, min_run_time=0.15):
     ax = fig.axes[0]
     for (name, V, d), t in zip(models, result["times"]["gather E[ids]"], strict=True):
         if t == t:  # not NaN: label the gather's marker with the model
-            ax.annotate(name, (V * d, t * 1e3), fontsize=7, rotation=30, xytext=(3, 3), textcoords="offset points")
+            ax.annotate(
+                name,
+                (V * d, t * 1e3),
+                fontsize=7,
+                rotation=30,
+                xytext=(3, 3),
+                textcoords="offset points",
+            )
     plt.show()
     print(summary(result, "one_hot(ids) @ E", "gather E[ids]", "V * d"))
     for name, V, d in models:

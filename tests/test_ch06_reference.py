@@ -81,7 +81,14 @@ def test_statistical_checks_are_calibrated_and_never_fail_the_reference():
 def test_row_length_matches_gamma_and_torch_lgamma(d):
     sigma = 0.7
     want_gamma = sigma * math.sqrt(2) * math.gamma((d + 1) / 2) / math.gamma(d / 2)
-    want_torch = sigma * math.sqrt(2) * torch.exp(torch.lgamma(torch.tensor((d + 1) / 2, dtype=torch.float64)) - torch.lgamma(torch.tensor(d / 2, dtype=torch.float64))).item()
+    want_torch = (
+        sigma
+        * math.sqrt(2)
+        * torch.exp(
+            torch.lgamma(torch.tensor((d + 1) / 2, dtype=torch.float64))
+            - torch.lgamma(torch.tensor(d / 2, dtype=torch.float64))
+        ).item()
+    )
     assert math.isclose(REF.expected_row_length(d, sigma), want_gamma, rel_tol=1e-12)
     assert math.isclose(REF.expected_row_length(d, sigma), want_torch, rel_tol=1e-12)
 
@@ -103,7 +110,9 @@ def test_row_length_laws(d, sigma):
     assert math.isclose(m * m_next, d * sigma**2, rel_tol=1e-9)  # Gamma(x + 1) = x Gamma(x)
     assert m < math.sqrt(d) * sigma  # Jensen: E||h|| < sqrt(E||h||^2)
     if d >= 10:  # the asymptotic series 1 - 1/(4d) + 1/(32 d^2)
-        assert math.isclose(m / (math.sqrt(d) * sigma), 1 - 1 / (4 * d) + 1 / (32 * d * d), rel_tol=1e-4)
+        assert math.isclose(
+            m / (math.sqrt(d) * sigma), 1 - 1 / (4 * d) + 1 / (32 * d * d), rel_tol=1e-4
+        )
 
 
 def test_numbers_from_the_chapter():

@@ -26,7 +26,8 @@ class Tables(torch.nn.Module):
             if m is None:
                 return torch.nn.Embedding(V, d, device=device)
             return torch.nn.Sequential(
-                torch.nn.Embedding(V, m, device=device), torch.nn.Linear(m, d, bias=False, device=device)
+                torch.nn.Embedding(V, m, device=device),
+                torch.nn.Linear(m, d, bias=False, device=device),
             )
 
         self.input = table()
@@ -111,7 +112,7 @@ def test_graded_vocabularies_are_far_from_rounding_ties(V):
 def test_graded_cases_cover_the_classic_mistakes():
     """Each rule has cases where truncating, rounding up and rounding differ, and fastai's cap
     is crossed between two graded V (39,000 -> 596, 40,000 -> 600)."""
-    for rule, vs, p, c in [("tf", ch07.TF_VS, 0.25, 1.0), ("fastai", ch07.FASTAI_VS, 0.56, 1.6)]:
+    for _rule, vs, p, c in [("tf", ch07.TF_VS, 0.25, 1.0), ("fastai", ch07.FASTAI_VS, 0.56, 1.6)]:
         raws = [c * V**p for V in vs]
         assert any(r % 1 > 0.5 for r in raws) and any(0 < r % 1 < 0.5 for r in raws)
     assert REF.suggest_dim(39_000, "fastai") == 596 and REF.suggest_dim(40_000, "fastai") == 600

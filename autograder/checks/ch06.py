@@ -56,7 +56,11 @@ def _table_problem(case: Case, got: Outcome, want: Outcome) -> str | None:
     if g is None or got.is_tuple:
         return f"init_embedding should return one array for {case.label}, got {', '.join(got.types) or 'nothing'}."
     if g.shape != w.shape:
-        hint = " It looks transposed: the table has one row per id, shape (V, d)." if g.shape == w.shape[::-1] else ""
+        hint = (
+            " It looks transposed: the table has one row per id, shape (V, d)."
+            if g.shape == w.shape[::-1]
+            else ""
+        )
         return f"init_embedding returned shape {g.shape} for {case.label}; expected (V, d) = {w.shape}.{hint}"
     if g.size and not np.all(np.isfinite(g.astype(np.float64))):
         return f"init_embedding returned NaN or inf for {case.label}."
@@ -110,16 +114,51 @@ def _scale_candidates(case):
     """(std, message) of classic wrong scales for this case."""
     V, d, scheme = case.meta["V"], case.meta["d"], case.meta["scheme"]
     sigma = case.meta["sigma"]
-    out = [(sigma / math.sqrt(12.0), "drew uniformly from [0, 1) (rng.random, std 1/sqrt(12) = 0.289): draw from a normal distribution, rng.normal or rng.standard_normal")]
+    out = [
+        (
+            sigma / math.sqrt(12.0),
+            "drew uniformly from [0, 1) (rng.random, std 1/sqrt(12) = 0.289): draw from a normal distribution, rng.normal or rng.standard_normal",
+        )
+    ]
     if scheme == "gpt2":
-        out.append((math.sqrt(0.02), "used 0.02 as the variance; 0.02 is GPT-2's standard deviation (the variance is 0.02**2 = 0.0004)"))
+        out.append(
+            (
+                math.sqrt(0.02),
+                "used 0.02 as the variance; 0.02 is GPT-2's standard deviation (the variance is 0.02**2 = 0.0004)",
+            )
+        )
     if scheme == "transformer":
-        out.append((1.0, "put the sqrt(d) multiplier into the table: the transformer's table has std 1/sqrt(d), and the multiplier belongs to the lookup (E[ids] * sqrt(d)), not to init_embedding"))
-        out.append((1.0 / d, "used std 1/d; the transformer's table has std d**-0.5 = 1/sqrt(d) (its variance is 1/d)"))
-        out.append((math.sqrt(d), "multiplied by sqrt(d) instead of dividing: the transformer's table has std 1/sqrt(d)"))
-        out.append((V**-0.5, "used the vocabulary size V instead of the width d: the transformer's table has std 1/sqrt(d)"))
+        out.append(
+            (
+                1.0,
+                "put the sqrt(d) multiplier into the table: the transformer's table has std 1/sqrt(d), and the multiplier belongs to the lookup (E[ids] * sqrt(d)), not to init_embedding",
+            )
+        )
+        out.append(
+            (
+                1.0 / d,
+                "used std 1/d; the transformer's table has std d**-0.5 = 1/sqrt(d) (its variance is 1/d)",
+            )
+        )
+        out.append(
+            (
+                math.sqrt(d),
+                "multiplied by sqrt(d) instead of dividing: the transformer's table has std 1/sqrt(d)",
+            )
+        )
+        out.append(
+            (
+                V**-0.5,
+                "used the vocabulary size V instead of the width d: the transformer's table has std 1/sqrt(d)",
+            )
+        )
     if scheme == "pytorch":
-        out.append((d**-0.5, "scaled the pytorch scheme by 1/sqrt(d); nn.Embedding's default is N(0, 1), std 1 at every width"))
+        out.append(
+            (
+                d**-0.5,
+                "scaled the pytorch scheme by 1/sqrt(d); nn.Embedding's default is N(0, 1), std 1 at every width",
+            )
+        )
     return out
 
 
@@ -135,7 +174,9 @@ def _scale_judge(case, got, want):
         return None
     for alt, message in _scale_candidates(case):
         if abs(s / alt - 1) <= tol:
-            return f"init_embedding {message} (for {case.label}: std {s:.4g}, expected {sigma:.4g})."
+            return (
+                f"init_embedding {message} (for {case.label}: std {s:.4g}, expected {sigma:.4g})."
+            )
     return (
         f"init_embedding's entries have standard deviation {s:.4g} for {case.label}; expected "
         f"{sigma:.4g} (a correct table of {g.size:,} entries lands within {100 * tol:.1f}% of it)."
@@ -171,7 +212,9 @@ def _distribution_judge(case, got, want):
     # The student's own scale s is used, so that this cell grades the shape of the distribution
     # only (the scale is test_init_scale's job): |mean| <= 6 s / sqrt(N).
     if abs(m) > Z * s / math.sqrt(n):
-        if abs(m / s - math.sqrt(3.0)) < 0.05:  # U[0, a): mean a/2, std a/sqrt(12) -> mean/std = sqrt(3)
+        if (
+            abs(m / s - math.sqrt(3.0)) < 0.05
+        ):  # U[0, a): mean a/2, std a/sqrt(12) -> mean/std = sqrt(3)
             return (
                 f"init_embedding's entries are not centred at 0 for {case.label} (mean {m:.4g}): rng.random "
                 "draws uniformly from [0, 1); draw from a normal distribution, rng.normal or rng.standard_normal."
@@ -242,7 +285,9 @@ def _rng_judge(case, got, want):
 
 def _rng_cases():
     cases = []
-    for g, (V, d, scheme, seed) in enumerate([(50, 8, "gpt2", 400), (30, 16, "transformer", 410), (20, 4, "pytorch", 420)]):
+    for g, (V, d, scheme, seed) in enumerate(
+        [(50, 8, "gpt2", 400), (30, 16, "transformer", 410), (20, 4, "pytorch", 420)]
+    ):
         cases.append(init_case(V, d, scheme, seed, group=g, role="first"))
         cases.append(init_case(V, d, scheme, seed, group=g, role="same"))
         cases.append(init_case(V, d, scheme, seed + 1, group=g, role="other"))
@@ -253,7 +298,11 @@ def _rng_cases():
 # expected_row_length: the exact chi mean
 # --------------------------------------------------------------------------------------------
 def row_case(d, sigma):
-    return Case(f"d = {d}, sigma = {sigma}", (d, sigma), meta={"arg_names": ["d", "sigma"], "d": d, "sigma": sigma})
+    return Case(
+        f"d = {d}, sigma = {sigma}",
+        (d, sigma),
+        meta={"arg_names": ["d", "sigma"], "d": d, "sigma": sigma},
+    )
 
 
 def _mistake(name, message, fn):
@@ -305,7 +354,9 @@ ROW_MISTAKES = [
     ),
 ]
 
-_row_values = array_judge("expected_row_length", check_dtype=False, mistakes=ROW_MISTAKES, row_word="value")
+_row_values = array_judge(
+    "expected_row_length", check_dtype=False, mistakes=ROW_MISTAKES, row_word="value"
+)
 OVERFLOW_HINT = (
     "Gamma(d / 2) and Gamma((d + 1) / 2) are larger than the largest float once d >= 343 "
     "(math.gamma(172) overflows), but their ratio is moderate: subtract logarithms "
@@ -329,34 +380,82 @@ def _row_judge(case, got, want):
 
 
 def _row_small_cases():
-    return [row_case(d, s) for d, s in [(1, 1.0), (2, 0.5), (3, 1.0), (4, 2.0), (10, 0.02), (64, 1.0), (100, 0.125), (5, 0.0)]]
+    return [
+        row_case(d, s)
+        for d, s in [
+            (1, 1.0),
+            (2, 0.5),
+            (3, 1.0),
+            (4, 2.0),
+            (10, 0.02),
+            (64, 1.0),
+            (100, 0.125),
+            (5, 0.0),
+        ]
+    ]
 
 
 def _row_large_cases():
-    return [row_case(d, s) for d, s in [(342, 1.0), (343, 1.0), (768, 0.02), (1024, 0.5), (4096, 1.0), (4096, 0.02), (12288, 0.02), (20000, 1.0)]]
+    return [
+        row_case(d, s)
+        for d, s in [
+            (342, 1.0),
+            (343, 1.0),
+            (768, 0.02),
+            (1024, 0.5),
+            (4096, 1.0),
+            (4096, 0.02),
+            (12288, 0.02),
+            (20000, 1.0),
+        ]
+    ]
 
 
 init_contract = Check(
-    A, "test_init_contract", "init_embedding", _contract_cases, _contract_judge,
+    A,
+    "test_init_contract",
+    "init_embedding",
+    _contract_cases,
+    _contract_judge,
     "init_embedding: shape (V, d), dtype float32, ValueError for an unknown scheme",
 )
 init_scale = Check(
-    A, "test_init_scale", "init_embedding", _scale_cases, _scale_judge,
+    A,
+    "test_init_scale",
+    "init_embedding",
+    _scale_cases,
+    _scale_judge,
     "init_embedding: each scheme's standard deviation (1, 0.02, 1/sqrt(d))",
 )
 init_distribution = Check(
-    A, "test_init_distribution", "init_embedding", _distribution_cases, _distribution_judge,
+    A,
+    "test_init_distribution",
+    "init_embedding",
+    _distribution_cases,
+    _distribution_judge,
     "init_embedding: normal entries with mean 0",
 )
 init_uses_rng = SeedCheck(
-    A, "test_init_uses_rng", "init_embedding", _rng_cases, _rng_judge,
+    A,
+    "test_init_uses_rng",
+    "init_embedding",
+    _rng_cases,
+    _rng_judge,
     "init_embedding: every number comes from the rng argument",
 )
 row_length_small = Check(
-    A, "test_row_length_small_d", "expected_row_length", _row_small_cases, _row_judge,
+    A,
+    "test_row_length_small_d",
+    "expected_row_length",
+    _row_small_cases,
+    _row_judge,
     "expected_row_length: the exact chi mean for small d",
 )
 row_length_large = Check(
-    A, "test_row_length_large_d", "expected_row_length", _row_large_cases, _row_judge,
+    A,
+    "test_row_length_large_d",
+    "expected_row_length",
+    _row_large_cases,
+    _row_judge,
     "expected_row_length: the exact chi mean for real widths, without overflow",
 )

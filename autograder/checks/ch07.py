@@ -16,8 +16,6 @@ implementation (``V ** 0.25``, ``math.sqrt(math.sqrt(V))``, ``np.power``, ``roun
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..framework import Case, Check, common_problems
 
 A = "07_choosing_d"
@@ -46,7 +44,10 @@ def _pair(case, got, want):
         what = ", ".join(got.types) or "nothing"
         return (
             f"table_cost should return a tuple of two numbers (params, bytes) for {case.label}; got {what}.",
-            None, None, None, None,
+            None,
+            None,
+            None,
+            None,
         )
     g = [v.item() for v in got.values]  # Python int (or float) from a 0-d array
     w = [int(v.item()) for v in want.values]
@@ -108,16 +109,31 @@ def _bytes_judge(case, got, want):
     if gp == int(gp) and gb == int(gb) and int(gb) == _wrap32(16 * int(gp)):
         return _overflow_message(case)
     for factor, what in [
-        (4, "only the float32 weights (4 bytes per parameter): training with Adam also stores the "
-            "gradient and Adam's two moment estimates, 16 bytes per parameter in all"),
-        (8, "the weights and their gradients (8 bytes per parameter) but not Adam's two moment "
-            "estimates: 16 bytes per parameter in all"),
-        (12, "three of the four float32 numbers per parameter: the weight, its gradient and both of "
-             "Adam's moments make 16 bytes"),
-        (2, "2 bytes per parameter (float16 weights only); this model trains in float32 with Adam: "
-            "16 bytes per parameter"),
-        (32, "32 bytes per parameter; the weight, its gradient and Adam's two moments are 4 float32 "
-             "numbers of 4 bytes each: 16 bytes"),
+        (
+            4,
+            "only the float32 weights (4 bytes per parameter): training with Adam also stores the "
+            "gradient and Adam's two moment estimates, 16 bytes per parameter in all",
+        ),
+        (
+            8,
+            "the weights and their gradients (8 bytes per parameter) but not Adam's two moment "
+            "estimates: 16 bytes per parameter in all",
+        ),
+        (
+            12,
+            "three of the four float32 numbers per parameter: the weight, its gradient and both of "
+            "Adam's moments make 16 bytes",
+        ),
+        (
+            2,
+            "2 bytes per parameter (float16 weights only); this model trains in float32 with Adam: "
+            "16 bytes per parameter",
+        ),
+        (
+            32,
+            "32 bytes per parameter; the weight, its gradient and Adam's two moments are 4 float32 "
+            "numbers of 4 bytes each: 16 bytes",
+        ),
     ]:
         if gb == factor * gp:
             return f"table_cost counted {what} (for {case.label})."
@@ -187,9 +203,15 @@ def _ints_judge(case, got, want):
     if problem:
         return problem
     ints = [g for g in (gp, gb) if g == int(g)]
-    overflow = any(t in ("numpy.int32", "numpy.int16", "numpy.uint32") for t in got.types) or any(
-        int(g) < 0 for g in ints
-    ) or any(int(g) == _wrap32(w) and int(g) != w for g, w in zip((gp, gb), (wp, wb), strict=True) if g == int(g))
+    overflow = (
+        any(t in ("numpy.int32", "numpy.int16", "numpy.uint32") for t in got.types)
+        or any(int(g) < 0 for g in ints)
+        or any(
+            int(g) == _wrap32(w) and int(g) != w
+            for g, w in zip((gp, gb), (wp, wb), strict=True)
+            if g == int(g)
+        )
+    )
     if overflow and (gp != wp or gb != wb):
         return _overflow_message(case)
     bad = [t for t in got.types if t != "int"]
@@ -225,7 +247,11 @@ FASTAI_VS = [1000, 10000, 2000, 100, 50, 30522, 39000, 40000, 128256, 3000000, 6
 
 
 def dim_case(V, rule):
-    return Case(f"suggest_dim({V}, {rule!r})", (V, rule), meta={"arg_names": ["V", "rule"], "V": V, "rule": rule})
+    return Case(
+        f"suggest_dim({V}, {rule!r})",
+        (V, rule),
+        meta={"arg_names": ["V", "rule"], "V": V, "rule": rule},
+    )
 
 
 def _dim_value(case, got, want):
@@ -233,7 +259,11 @@ def _dim_value(case, got, want):
     if problem or want.error_type is not None:
         return problem, None, None
     if got.is_tuple or got.value is None or got.value.shape != ():
-        return f"suggest_dim should return one number for {case.label}; got {', '.join(got.types)}.", None, None
+        return (
+            f"suggest_dim should return one number for {case.label}; got {', '.join(got.types)}.",
+            None,
+            None,
+        )
     return None, got.value.item(), int(want.value.item())
 
 
@@ -285,37 +315,80 @@ def _contract_judge(case, got, want):
 
 
 def _contract_cases():
-    cases = [dim_case(V, rule) for V, rule in [(1000, "tf"), (10000, "tf"), (50, "fastai"), (10000, "fastai"), (128256, "fastai")]]
+    cases = [
+        dim_case(V, rule)
+        for V, rule in [
+            (1000, "tf"),
+            (10000, "tf"),
+            (50, "fastai"),
+            (10000, "fastai"),
+            (128256, "fastai"),
+        ]
+    ]
     for rule in ["sqrt", "TF", ""]:
-        cases.append(Case(f"the unknown rule {rule!r}", (1000, rule), meta={"arg_names": ["V", "rule"], "expect_error": True}))
+        cases.append(
+            Case(
+                f"the unknown rule {rule!r}",
+                (1000, rule),
+                meta={"arg_names": ["V", "rule"], "expect_error": True},
+            )
+        )
     return cases
 
 
 cost_tied = Check(
-    A, "test_cost_tied", "table_cost", _tied_cases, _tied_judge,
+    A,
+    "test_cost_tied",
+    "table_cost",
+    _tied_cases,
+    _tied_judge,
     "table_cost: one stored table when tied, two when untied",
 )
 cost_bytes = Check(
-    A, "test_cost_bytes", "table_cost", _bytes_cases, _bytes_judge,
+    A,
+    "test_cost_bytes",
+    "table_cost",
+    _bytes_cases,
+    _bytes_judge,
     "table_cost: 16 bytes per parameter (weight, gradient, two Adam moments)",
 )
 cost_factorized = Check(
-    A, "test_cost_factorized", "table_cost", _factor_cases, _factor_judge,
+    A,
+    "test_cost_factorized",
+    "table_cost",
+    _factor_cases,
+    _factor_judge,
     "table_cost: a factorized table is V x m plus an m x d projection",
 )
 cost_python_ints = Check(
-    A, "test_cost_python_ints", "table_cost", _ints_cases, _ints_judge,
+    A,
+    "test_cost_python_ints",
+    "table_cost",
+    _ints_cases,
+    _ints_judge,
     "table_cost: a tuple of two Python ints, exact beyond 32 bits",
 )
 suggest_tf = Check(
-    A, "test_suggest_tf", "suggest_dim", lambda: [dim_case(V, "tf") for V in TF_VS], _rule_judge,
+    A,
+    "test_suggest_tf",
+    "suggest_dim",
+    lambda: [dim_case(V, "tf") for V in TF_VS],
+    _rule_judge,
     "suggest_dim: the 'tf' rule, round(V ** 0.25)",
 )
 suggest_fastai = Check(
-    A, "test_suggest_fastai", "suggest_dim", lambda: [dim_case(V, "fastai") for V in FASTAI_VS], _rule_judge,
+    A,
+    "test_suggest_fastai",
+    "suggest_dim",
+    lambda: [dim_case(V, "fastai") for V in FASTAI_VS],
+    _rule_judge,
     "suggest_dim: the 'fastai' rule, min(600, round(1.6 * V ** 0.56))",
 )
 suggest_contract = Check(
-    A, "test_suggest_contract", "suggest_dim", _contract_cases, _contract_judge,
+    A,
+    "test_suggest_contract",
+    "suggest_dim",
+    _contract_cases,
+    _contract_judge,
     "suggest_dim: an int, and ValueError for an unknown rule",
 )

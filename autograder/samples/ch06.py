@@ -10,7 +10,9 @@ def expected_row_length(d, sigma):
 """
 
 
-def _init(sigma_expr: str, draw: str = "rng.normal(0.0, sigma, size=(V, d)).astype(np.float32)") -> str:
+def _init(
+    sigma_expr: str, draw: str = "rng.normal(0.0, sigma, size=(V, d)).astype(np.float32)"
+) -> str:
     """An init_embedding that differs from a correct one only in the transformer's sigma or the draw."""
     return f"""
 import math
@@ -111,7 +113,11 @@ def expected_row_length(d, sigma):
 
 MISTAKES = {
     "sqrt(d) multiplier in the table": Mistake(
-        {"init_embedding": _init("d ** -0.5 * math.sqrt(d)  # 'the Transformer multiplies by sqrt(d)'")},
+        {
+            "init_embedding": _init(
+                "d ** -0.5 * math.sqrt(d)  # 'the Transformer multiplies by sqrt(d)'"
+            )
+        },
         fails={"test_init_scale"},
         says="belongs to the lookup",
     ),
@@ -161,27 +167,47 @@ def init_embedding(V, d, scheme, rng):
         says="should raise ValueError",
     ),
     "uniform with the right std": Mistake(
-        {"init_embedding": _init("d ** -0.5", draw="rng.uniform(-sigma * 3 ** 0.5, sigma * 3 ** 0.5, size=(V, d)).astype(np.float32)")},
+        {
+            "init_embedding": _init(
+                "d ** -0.5",
+                draw="rng.uniform(-sigma * 3 ** 0.5, sigma * 3 ** 0.5, size=(V, d)).astype(np.float32)",
+            )
+        },
         fails={"test_init_distribution"},
         says="look uniform",
     ),
     "rng.random": Mistake(
-        {"init_embedding": _init("d ** -0.5", draw="(sigma * rng.random((V, d))).astype(np.float32)")},
+        {
+            "init_embedding": _init(
+                "d ** -0.5", draw="(sigma * rng.random((V, d))).astype(np.float32)"
+            )
+        },
         fails={"test_init_scale", "test_init_distribution"},
         says="rng.random",
     ),
     "global np.random instead of rng": Mistake(
-        {"init_embedding": _init("d ** -0.5", draw="(sigma * np.random.standard_normal((V, d))).astype(np.float32)")},
+        {
+            "init_embedding": _init(
+                "d ** -0.5", draw="(sigma * np.random.standard_normal((V, d))).astype(np.float32)"
+            )
+        },
         fails={"test_init_uses_rng"},
         says="same seed",
     ),
     "a fixed seed inside": Mistake(
-        {"init_embedding": _init("d ** -0.5", draw="np.random.default_rng(0).normal(0.0, sigma, (V, d)).astype(np.float32)")},
+        {
+            "init_embedding": _init(
+                "d ** -0.5",
+                draw="np.random.default_rng(0).normal(0.0, sigma, (V, d)).astype(np.float32)",
+            )
+        },
         fails={"test_init_uses_rng"},
         says="ignores the rng argument",
     ),
     "sqrt(d) * sigma approximation": Mistake(
-        {"expected_row_length": "import math\n\ndef expected_row_length(d, sigma):\n    return math.sqrt(d) * sigma\n"},
+        {
+            "expected_row_length": "import math\n\ndef expected_row_length(d, sigma):\n    return math.sqrt(d) * sigma\n"
+        },
         fails={"test_row_length_small_d", "test_row_length_large_d"},
         says="approximation sqrt(d) * sigma",
     ),

@@ -86,54 +86,65 @@ def suggest_dim(V, rule):
 
 MISTAKES = {
     "tied table counted twice": Mistake(
-        {"table_cost": _cost("""
+        {
+            "table_cost": _cost("""
     per = V * d if factor_m is None else V * factor_m + factor_m * d
     params = 2 * per   # input table + output layer, always two
     return params, 16 * params
-""")},
+""")
+        },
         fails={"test_cost_tied", "test_cost_factorized"},
         says="counted the tied table twice",
     ),
     "bytes for the weights only": Mistake(
-        {"table_cost": _cost("""
+        {
+            "table_cost": _cost("""
     per = V * d if factor_m is None else V * factor_m + factor_m * d
     params = per if tied else 2 * per
     return params, 4 * params   # float32
-""")},
+""")
+        },
         fails={"test_cost_bytes"},
         says="only the float32 weights",
     ),
     "weights and gradients, no Adam moments": Mistake(
-        {"table_cost": _cost("""
+        {
+            "table_cost": _cost("""
     per = V * d if factor_m is None else V * factor_m + factor_m * d
     params = per if tied else 2 * per
     return params, 8 * params
-""")},
+""")
+        },
         fails={"test_cost_bytes"},
         says="not Adam's two moment",
     ),
     "factorization without its projection": Mistake(
-        {"table_cost": _cost("""
+        {
+            "table_cost": _cost("""
     per = V * d if factor_m is None else V * factor_m
     params = per if tied else 2 * per
     return params, 16 * params
-""")},
+""")
+        },
         fails={"test_cost_factorized"},
         says="forgot the m x d projection",
     ),
     "one projection shared by untied tables": Mistake(
-        {"table_cost": _cost("""
+        {
+            "table_cost": _cost("""
     if factor_m is None:
         params = V * d if tied else 2 * V * d
     else:
         params = (1 if tied else 2) * V * factor_m + factor_m * d
     return params, 16 * params
-""")},
+""")
+        },
         fails={"test_cost_factorized"},
         says="its own m x d projection",
     ),
     "int32 arithmetic overflows": Mistake(
-        {"table_cost": """
+        {
+            "table_cost": """
 import numpy as np
 
 def table_cost(V, d, tied, factor_m=None):
@@ -141,12 +152,14 @@ def table_cost(V, d, tied, factor_m=None):
     per = V * d if factor_m is None else V * np.int32(factor_m) + np.int32(factor_m) * d
     params = per if tied else np.int32(2) * per
     return params, np.int32(16) * params
-"""},
+"""
+        },
         fails={"test_cost_bytes", "test_cost_python_ints"},
         says="overflowed",
     ),
     "numpy int64 returned": Mistake(
-        {"table_cost": """
+        {
+            "table_cost": """
 import numpy as np
 
 def table_cost(V, d, tied, factor_m=None):
@@ -154,16 +167,19 @@ def table_cost(V, d, tied, factor_m=None):
     per = sum(np.prod(s) for s in shapes)
     params = per if tied else 2 * per
     return params, 16 * params
-"""},
+"""
+        },
         fails={"test_cost_python_ints"},
         says="Python ints",
     ),
     "floats returned": Mistake(
-        {"table_cost": _cost("""
+        {
+            "table_cost": _cost("""
     per = V * d if factor_m is None else V * factor_m + factor_m * d
     params = per * (1.0 if tied else 2.0)
     return params, params * 16
-""")},
+""")
+        },
         fails={"test_cost_python_ints"},
         says="integer arithmetic",
     ),
@@ -183,18 +199,26 @@ def table_cost(V, d, tied, factor_m=None):
         says="to the power 0.56",
     ),
     "np.round returns a float": Mistake(
-        {"suggest_dim": _dim("np.round(V ** 0.25)", "min(600.0, np.round(1.6 * V ** 0.56))", header="import numpy as np\n")},
+        {
+            "suggest_dim": _dim(
+                "np.round(V ** 0.25)",
+                "min(600.0, np.round(1.6 * V ** 0.56))",
+                header="import numpy as np\n",
+            )
+        },
         fails={"test_suggest_contract"},
         says="a width is an int",
     ),
     "unknown rule returns None": Mistake(
-        {"suggest_dim": """
+        {
+            "suggest_dim": """
 def suggest_dim(V, rule):
     if rule == "tf":
         return round(V ** 0.25)
     if rule == "fastai":
         return min(600, round(1.6 * V ** 0.56))
-"""},
+"""
+        },
         fails={"test_suggest_contract"},
         says="should raise ValueError",
     ),
