@@ -108,11 +108,12 @@ def run_pool(
         if not todo:
             break
         ctx = multiprocessing.get_context("spawn")
+        remaining = ctx.Value("i", len(todo))  # workers launch the next kernel only if one is due
         with cf.ProcessPoolExecutor(
             max_workers=min(n_workers, len(todo)),
             mp_context=ctx,
             initializer=init_worker,
-            initargs=(settings, names),
+            initargs=(settings, names, remaining),
         ) as pool:
             futures = {pool.submit(work, job): job for job in todo}
             for fut in cf.as_completed(futures):
@@ -244,29 +245,37 @@ def main(argv=None) -> int:
         file=sys.stderr,
     )
     progress = Progress(len(jobs))
+    t_pool = time.monotonic()
     try:
         results = run_pool(jobs, settings, n_workers, names, progress)
     finally:
         shutil.rmtree(run_root, ignore_errors=True)
+    t_graded = time.monotonic()
     prep_thread.join()
-    failed = False
+    t_prepared = time.monotonic()
+    report = grading_book.write_report(grading_dir, results)
+    grades = None
     if "error" in prep:
         print(f"GRADEBOOK NOT WRITTEN: {prep['error']}", file=sys.stderr)
-        failed = True
     else:
         grading_book.record(grading_dir, results)
-    grades, report = grading_book.export(grading_dir, results) if not failed else (None, None)
+        grades = grading_book.export_grades(grading_dir)
     print(grading_book.summary(results))
     for r in results:
         if r.get("trace"):
             print(f"\n{r['student']}/{r['assignment']}:\n{r['trace']}", file=sys.stderr)
-    if not failed:
-        print(
-            f"\ngradebook: {grading_dir / 'gradebook.db'}\ngrades:    {grades}\nreport:    {report}"
-        )
-        print(f"feedback:  {grading_dir / 'feedback'}/<student>/<assignment>/<assignment>.html")
-    print(f"{len(results)} submission(s) in {time.monotonic() - t0:.1f} s")
-    failed = failed or any(r["status"] == "error" for r in results)
+    print(f"\nreport:    {report}")
+    if grades:
+        print(f"gradebook: {grading_dir / 'gradebook.db'}\ngrades:    {grades}")
+    print(f"feedback:  {grading_dir / 'feedback'}/<student>/<assignment>/<assignment>.html")
+    busy = sum(r["seconds"] for r in results)
+    print(
+        f"{len(results)} submission(s) in {time.monotonic() - t0:.1f} s: grading {t_graded - t_pool:.1f} s "
+        f"({busy / max(len(results), 1):.2f} s per notebook per worker, {n_workers} workers), "
+        f"waiting for the gradebook set-up {t_prepared - t_graded:.1f} s, "
+        f"writing {time.monotonic() - t_prepared:.1f} s"
+    )
+    failed = "error" in prep or any(r["status"] == "error" for r in results)
     return 1 if failed else 0
 
 

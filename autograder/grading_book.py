@@ -7,9 +7,9 @@
 * :func:`record` writes every score with nbgrader's Gradebook API from this one process, so SQLite
   never sees two writers; a failing test's message goes into the comment of the answer cell it
   grades.
-* :func:`export` writes ``grades.csv`` (nbgrader's own CSV exporter) and ``test_report.csv``
-  (student, assignment, test, score, max, message, release), and :func:`summary` the tables
-  printed at the end.
+* :func:`export_grades` writes ``grades.csv`` (nbgrader's own CSV exporter), :func:`write_report`
+  ``test_report.csv`` (student, assignment, test, score, max, message, release), and
+  :func:`summary` the tables printed at the end.
 """
 
 from __future__ import annotations
@@ -154,14 +154,20 @@ def record(grading_dir: Path, results: list[dict]) -> int:
     return written
 
 
-def export(grading_dir: Path, results: list[dict]) -> tuple[Path, Path]:
-    """grades.csv (nbgrader's CSV export of the whole gradebook) and test_report.csv (this run)."""
+def export_grades(grading_dir: Path) -> Path:
+    """grades.csv: nbgrader's own CSV export of the whole gradebook."""
     from nbgrader.api import Gradebook
     from nbgrader.plugins.export import CsvExportPlugin
 
     grades = grading_dir / "grades.csv"
     with Gradebook(db_url(grading_dir), course_id=COURSE_ID) as gb:
         CsvExportPlugin(to=str(grades)).export(gb)
+    return grades
+
+
+def write_report(grading_dir: Path, results: list[dict]) -> Path:
+    """test_report.csv: one row per test cell of every submission graded in this run."""
+    grading_dir.mkdir(parents=True, exist_ok=True)
     report = grading_dir / "test_report.csv"
     with report.open("w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
@@ -186,7 +192,7 @@ def export(grading_dir: Path, results: list[dict]) -> tuple[Path, Path]:
                         t["message"], r.get("release", ""), "no" if r.get("stale") else "yes", r["status"],
                     ]
                 )  # fmt: skip
-    return grades, report
+    return report
 
 
 def _short(msg: str, n: int = 90) -> str:

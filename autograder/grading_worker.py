@@ -20,7 +20,9 @@ itself. Per submission it
 
 from __future__ import annotations
 
+import itertools
 import json
+import multiprocessing.util
 import os
 import re
 import shutil
@@ -213,10 +215,18 @@ class _Run:
 
     def __init__(self, job: Job, settings: Settings, info: AssignmentInfo, nb: dict, raw: bytes):
         self.job, self.settings, self.info, self.nb = job, settings, info, nb
-        self.scratch = settings.run_root / f"{job.index:05d}"
-        self.scratch.mkdir(mode=0o700)
-        write_new(self.scratch / f"{info.name}.ipynb", raw)
-        self.kernel: SandboxKernel | None = None
+        # A kernel the worker launched ahead of time (it booted while the last one was judged),
+        # in its own fresh scratch folder; else a new folder and a kernel started below.
+        spare = take_spare()
+        if spare is not None:
+            self.kernel, self.scratch, self.spare_fresh = spare[0], spare[1], True
+        else:
+            self.kernel, self.scratch, self.spare_fresh = None, new_scratch(settings), False
+        try:
+            write_new(self.scratch / f"{info.name}.ipynb", raw)
+        except OSError:
+            self.close()
+            raise
         self.cells = student_cells(nb, info)
         self.cell_results: dict[int, object] = {}
         self.notes: list[str] = []
@@ -230,20 +240,31 @@ class _Run:
         return self.deadline - time.monotonic()
 
     def start_kernel(self) -> None:
+        t0 = time.monotonic()
+        if self.spare_fresh:
+            self.spare_fresh = False
+            try:
+                self.kernel.wait_ready()
+                self.kernel_seconds += time.monotonic() - t0
+                return
+            except KernelError:
+                pass  # start one the ordinary way
         if self.kernel is not None:
             self.kernel.shutdown()
-        log = self.settings.run_root / f"kernel-{self.job.index:05d}.log"
-        self.kernel = SandboxKernel(
-            self.scratch, self.settings.limits, self.settings.sandboxed, log=log
-        )
-        try:
-            self.kernel_seconds += self.kernel.start()
-        except KernelError:
-            # One retry: a start can fail when the machine is briefly overloaded.
+        for attempt in range(2):  # one retry: a start can fail when the machine is overloaded
             self.kernel = SandboxKernel(
-                self.scratch, self.settings.limits, self.settings.sandboxed, log=log
+                self.scratch,
+                self.settings.limits,
+                self.settings.sandboxed,
+                log=_log(self.settings, self.scratch),
             )
-            self.kernel_seconds += self.kernel.start()
+            try:
+                self.kernel.start()
+                break
+            except KernelError:
+                if attempt:
+                    raise
+        self.kernel_seconds += time.monotonic() - t0
 
     def label(self, i: int) -> str:
         """How a student finds cell i: its position in the notebook, and its name if it has one."""
@@ -460,13 +481,65 @@ def grade(job: Job, settings: Settings) -> dict:
 # The pool's side
 # ------------------------------------------------------------------------------------------
 _SETTINGS: Settings | None = None
+_TODO = None  # shared count of jobs no worker has started yet
+_SPARE: tuple[SandboxKernel, Path] | None = None
+_SEQ = itertools.count()
 
 
-def init_worker(settings: Settings, assignments: list[str]) -> None:
-    """Pool initializer: remember the settings, warm the caches (references, cases)."""
-    global _SETTINGS
-    _SETTINGS = settings
+def _log(settings: Settings, scratch: Path) -> Path:
+    return settings.run_root / f"{scratch.name}.log"
+
+
+def new_scratch(settings: Settings) -> Path:
+    """A fresh private folder for one kernel (and so one submission)."""
+    d = settings.run_root / f"w{os.getpid()}-{next(_SEQ):04d}"
+    d.mkdir(mode=0o700)
+    return d
+
+
+def launch_spare(settings: Settings) -> None:
+    """Launch the next submission's kernel now; it boots while this worker does other work."""
+    global _SPARE
+    scratch = new_scratch(settings)
+    kernel = SandboxKernel(
+        scratch, settings.limits, settings.sandboxed, log=_log(settings, scratch)
+    )
+    try:
+        kernel.launch()
+    except KernelError:
+        shutil.rmtree(scratch, ignore_errors=True)
+        return
+    _SPARE = (kernel, scratch)
+
+
+def take_spare() -> tuple[SandboxKernel, Path] | None:
+    global _SPARE
+    spare, _SPARE = _SPARE, None
+    return spare
+
+
+def _drop_spare() -> None:
+    spare = take_spare()
+    if spare is not None:
+        spare[0].shutdown()
+        shutil.rmtree(spare[1], ignore_errors=True)
+
+
+def _more_jobs() -> bool:
+    if _TODO is None:
+        return False
+    with _TODO.get_lock():
+        return _TODO.value > 0
+
+
+def init_worker(settings: Settings, assignments: list[str], todo=None) -> None:
+    """Pool initializer: remember the settings, launch a first kernel, warm the caches."""
+    global _SETTINGS, _TODO
+    _SETTINGS, _TODO = settings, todo
     os.environ.pop("JPY_PARENT_PID", None)
+    multiprocessing.util.Finalize(None, _drop_spare, exitpriority=10)
+    if _more_jobs():
+        launch_spare(settings)  # boots while the references load
     for a in assignments:
         try:
             info = assignment_info(a)
@@ -478,4 +551,10 @@ def init_worker(settings: Settings, assignments: list[str]) -> None:
 
 
 def work(job: Job) -> dict:
-    return grade(job, _SETTINGS)
+    if _TODO is not None:
+        with _TODO.get_lock():
+            _TODO.value -= 1
+    result = grade(job, _SETTINGS)
+    if _SPARE is None and _more_jobs():
+        launch_spare(_SETTINGS)
+    return result
