@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures as cf
+import fcntl
 import multiprocessing
 import os
 import shutil
@@ -60,7 +61,7 @@ def discover(submitted: Path, only: list[str] | None) -> tuple[list[Job], list[s
             stamp = None
             if ts.is_file() and not ts.is_symlink():
                 stamp = ts.read_text(encoding="utf-8", errors="replace")[:64].strip() or None
-            jobs.append(Job(0, sdir.name, a, nb if nb.exists() or nb.is_symlink() else None, stamp))
+            jobs.append(Job(0, sdir.name, a, nb, stamp))
     for i, job in enumerate(jobs):
         job.index = i
     return jobs, skipped
@@ -192,6 +193,13 @@ def main(argv=None) -> int:
             f"error: no such assignment: {', '.join(sorted(unknown))} (known: {', '.join(assignments())})",
             file=sys.stderr,
         )
+        return 2
+    grading_dir.mkdir(parents=True, exist_ok=True)
+    lock = open(grading_dir / ".grade.lock", "w")  # noqa: SIM115 - held until the process exits
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        print(f"error: another `make grade` is running on {grading_dir}", file=sys.stderr)
         return 2
     jobs, skipped = discover(submitted, args.assignment)
     for s in skipped:

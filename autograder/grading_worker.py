@@ -64,7 +64,7 @@ class Job:
     index: int
     student: str
     assignment: str
-    path: Path | None  # None: the student's folder holds no notebook
+    path: Path | None  # where the notebook should be (it may be missing)
     timestamp: str | None = None
 
 
@@ -170,8 +170,16 @@ def student_cells(nb: dict, info: AssignmentInfo) -> list[int]:
 # ------------------------------------------------------------------------------------------
 def load_submission(path: Path | None) -> tuple[dict | None, bytes | None, str | None]:
     """(notebook, raw bytes, None) or (None, None, why it cannot be graded)."""
-    if path is None or not path.exists():
-        return None, None, "no notebook was submitted"
+    if path is None or not (path.exists() or path.is_symlink()):
+        others = (
+            sorted(p.name for p in path.parent.glob("*.ipynb"))
+            if path is not None and path.parent.is_dir()
+            else []
+        )
+        hint = (
+            f" (found {', '.join(others[:5])}: the notebook must keep its name)" if others else ""
+        )
+        return None, None, f"no notebook was submitted{hint}"
     if path.is_symlink() or not path.is_file():
         return None, None, "the submitted notebook is not a plain file"
     size = path.stat().st_size

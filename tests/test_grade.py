@@ -531,3 +531,14 @@ def test_an_unknown_assignment_is_an_error_and_nothing_to_grade_is_not(tmp_path)
     assert proc.returncode == 2 and "no such assignment" in proc.stderr
     proc = run_grader(tmp_path)
     assert proc.returncode == 0 and "nothing to grade" in proc.stdout
+
+
+def test_exit_status_is_nonzero_only_when_grading_itself_fails(tmp_path):
+    """A corrupt gradebook is the grader's failure: exit 1, but the report is still written."""
+    d = tmp_path / "grading"
+    notebooks.write(samples.build(A, {}), d / "submitted" / "someone" / A / f"{A}.ipynb")
+    (d / "gradebook.db").write_bytes(b"this is not an SQLite database" * 100)
+    proc = run_grader(d, jobs=1)
+    assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "GRADEBOOK NOT WRITTEN" in proc.stderr
+    assert totals(d)["someone"] == sum(_points().values())
