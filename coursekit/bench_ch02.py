@@ -1,6 +1,6 @@
 """Chapter 2 timing: PyTorch's own embedding backward against the one-hot form S^T G, over V."""
 
-from coursekit.timing import grading, pick_device, report, sweep  # noqa: F401  (inlined above)
+from coursekit.timing import grading, report, sweep  # noqa: F401  (inlined above)
 
 CH02_SIZES = dict(n_tokens=512, d=64, vocab=(1_000, 4_000, 16_000, 65_536))
 
@@ -40,19 +40,9 @@ def timing(sizes=CH02_SIZES, min_run_time=0.15):
     if grading():
         print("Timing is skipped while nbgrader validates or grades this notebook.")
         return None
-    import torch
-
-    threads = torch.get_num_threads()
-    if pick_device()[0].type == "cpu":
-        # One thread on a CPU: numpy's loops are single-threaded too, and on a shared or busy
-        # CPU multi-threaded kernels can wait on each other for milliseconds at a time.
-        torch.set_num_threads(1)
-    try:
-        result = sweep(
-            sizes["vocab"], ch02_methods(sizes["n_tokens"], sizes["d"]), min_run_time=min_run_time
-        )
-    finally:
-        torch.set_num_threads(threads)
+    result = sweep(
+        sizes["vocab"], ch02_methods(sizes["n_tokens"], sizes["d"]), min_run_time=min_run_time
+    )
     report(
         result,
         xlabel="vocabulary size V",

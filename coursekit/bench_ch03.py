@@ -4,7 +4,7 @@ The buggy `G[ids] += g` is timed too: it is fast because it is wrong (one write 
 The numpy methods run on the CPU; the PyTorch ones on the GPU when torch sees one.
 """
 
-from coursekit.timing import grading, pick_device, report, sweep  # noqa: F401  (inlined above)
+from coursekit.timing import grading, report, sweep  # noqa: F401  (inlined above)
 
 CH03_SIZES = dict(V=4_096, d=64, positions=(128, 512, 2_048, 8_192))
 
@@ -59,19 +59,9 @@ def timing(sizes=CH03_SIZES, min_run_time=0.15):
     if grading():
         print("Timing is skipped while nbgrader validates or grades this notebook.")
         return None
-    import torch
-
-    threads = torch.get_num_threads()
-    if pick_device()[0].type == "cpu":
-        # One thread on a CPU: numpy's loops are single-threaded too, and on a shared or busy
-        # CPU multi-threaded kernels can wait on each other for milliseconds at a time.
-        torch.set_num_threads(1)
-    try:
-        result = sweep(
-            sizes["positions"], ch03_methods(sizes["V"], sizes["d"]), min_run_time=min_run_time
-        )
-    finally:
-        torch.set_num_threads(threads)
+    result = sweep(
+        sizes["positions"], ch03_methods(sizes["V"], sizes["d"]), min_run_time=min_run_time
+    )
     report(
         result,
         xlabel="positions N (rows of upstream gradient)",

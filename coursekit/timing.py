@@ -75,28 +75,40 @@ def nbytes(shape, dtype_bytes: int = 4) -> int:
     return int(math.prod(shape)) * dtype_bytes
 
 
-def sweep(xs, methods, device=None, min_run_time: float = 0.15, max_bytes: int = MAX_BYTES):
+def sweep(
+    xs,
+    methods,
+    device=None,
+    min_run_time: float = 0.15,
+    max_bytes: int = MAX_BYTES,
+    repeats: int = 2,
+):
     """Time each method at each x.
 
     methods: {label: make(x, device) -> (fn, bytes_needed)}. A method whose operands would need
-    more than max_bytes is skipped at that x (its time is NaN and a note says why).
+    more than max_bytes is skipped at that x (its time is NaN and a note says why). The whole
+    sweep runs ``repeats`` times and each point keeps its fastest time, so a burst of other work
+    on a shared machine does not pass for the cost of an operation.
     Returns {"xs", "times": {label: [seconds]}, "device", "device_name", "notes"}.
     """
     if device is None:
         device, name = pick_device()
     else:
         name = str(device)
-    times = {label: [] for label in methods}
+    times = {label: [float("inf")] * len(xs) for label in methods}
     notes = []
-    for x in xs:
-        for label, make in methods.items():
-            fn, need = make(x, device)
-            if need > max_bytes or fn is None:
-                times[label].append(float("nan"))
-                notes.append(f"{label} skipped at {x}: it needs {need / 2**20:,.0f} MiB")
-                continue
-            times[label].append(bench(fn, device, min_run_time))
-            del fn
+    for _ in range(max(1, repeats)):
+        for i, x in enumerate(xs):
+            for label, make in methods.items():
+                fn, need = make(x, device)
+                if need > max_bytes or fn is None:
+                    times[label][i] = float("nan")
+                    note = f"{label} skipped at {x:,}: it needs {need / 2**20:,.0f} MiB"
+                    if note not in notes:
+                        notes.append(note)
+                    continue
+                times[label][i] = min(times[label][i], bench(fn, device, min_run_time))
+                del fn
     return {
         "xs": list(xs),
         "times": times,
