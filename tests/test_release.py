@@ -10,7 +10,7 @@ import pytest
 from autograder import notebooks, release
 from autograder.paths import EXERCISES, SOLUTIONS, assignments, release_notebook, source_notebook
 
-SECRET_MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
+from .leaks import find_leaks
 
 
 def test_there_are_assignments():
@@ -88,45 +88,11 @@ def test_generation_is_byte_stable(tmp_path):
     ).read_bytes()
 
 
-def _solution_lines(assignment):
-    """Every substantive line inside a solution or hidden-test region of the source notebook."""
-    nb = notebooks.read(source_notebook(assignment))
-    lines = set()
-    for cell in nb["cells"]:
-        inside = False
-        for line in notebooks.source(cell).splitlines():
-            s = line.strip()
-            if s.startswith("### BEGIN"):
-                inside = True
-                continue
-            if s.startswith("### END"):
-                inside = False
-                continue
-            if inside and len(s) >= 12 and not s.startswith("#") and not s.startswith('"""'):
-                lines.add(s)
-    return lines
-
-
-def secret_lines():
-    out = {}
-    for a in assignments():
-        for line in _solution_lines(a):
-            out[line] = a
-    return out
-
-
-# Lines that are also legitimately public (visible tests, docstrings, chapter prose).
-PUBLIC_TOO = {"import numpy as np"}
-
-
 @pytest.mark.parametrize("assignment", assignments())
 def test_released_notebook_holds_no_solution_or_hidden_test(assignment):
-    text = release_notebook(assignment).read_text(encoding="utf-8")
-    for marker in SECRET_MARKERS:
-        assert marker not in text
-    for line in _solution_lines(assignment) - PUBLIC_TOO:
-        assert line not in text, f"a line of the solution leaked into exercises/: {line!r}"
-    nb = json.loads(text)
+    path = release_notebook(assignment)
+    assert not find_leaks([path])
+    nb = json.loads(path.read_text(encoding="utf-8"))
     assert nb["metadata"]["course"] == release.release_stamp(assignment)
 
 
@@ -145,3 +111,12 @@ def test_nbgrader_validate_passes_on_source_and_fails_on_released_stub(assignmen
     assert ok.returncode == 0 and "Success!" in ok.stdout, ok.stdout + ok.stderr
     stub = validate(release_notebook(assignment), "--invert")
     assert stub.returncode == 0 and "Success!" in stub.stdout, stub.stdout + stub.stderr
+
+
+def test_student_repo_holds_the_book_and_exercises_and_nothing_secret(tmp_path):
+    dest = release.student_repo(tmp_path / "student")
+    assert (dest / "exercises").is_dir() and (dest / "book" / "intro.md").exists()
+    assert (dest / "Makefile").exists() and (dest / ".github" / "workflows" / "pages.yml").exists()
+    for forbidden in ("solutions", "autograder", "tests", "nbgrader_config.py", "grading"):
+        assert not (dest / forbidden).exists(), forbidden
+    assert not find_leaks(dest.rglob("*"))

@@ -1,0 +1,95 @@
+"""Finding solution code in public files (exercises/, the built site, the student copy).
+
+A leak of a solution is a run of its lines, so we look for every pair of consecutive substantive
+lines of a solution or hidden-test region, after normalising the public text the same way (HTML
+tags and highlighting removed, notebooks reduced to their cell sources and outputs, each line
+stripped). Single generic lines such as ``if mode == "mean":`` may appear in a chapter's own
+examples; a pair of consecutive solution lines may not.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+
+from autograder import notebooks
+from autograder.paths import assignments, source_notebook
+
+SECRET_MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
+TEXT_SUFFIXES = {".html", ".txt", ".md", ".ipynb", ".py", ".js", ".json", ".yml", ""}
+
+
+def _substantive(line: str) -> bool:
+    s = line.strip()
+    return len(s) >= 6 and not s.startswith("#") and s not in {'"""', "'''"}
+
+
+def secret_regions(assignment: str) -> list[list[str]]:
+    """The stripped substantive lines of each solution / hidden-test region of a source notebook."""
+    regions = []
+    for cell in notebooks.read(source_notebook(assignment))["cells"]:
+        current = None
+        for line in notebooks.source(cell).splitlines():
+            s = line.strip()
+            if s.startswith("### BEGIN"):
+                current = []
+                continue
+            if s.startswith("### END"):
+                if current:
+                    regions.append(current)
+                current = None
+                continue
+            if current is not None and _substantive(s):
+                current.append(s)
+    return regions
+
+
+def secret_pairs() -> dict[str, str]:
+    """'line\\nnext line' -> assignment, for every pair of consecutive secret lines."""
+    pairs = {}
+    for a in assignments():
+        for region in secret_regions(a):
+            for first, second in zip(region, region[1:], strict=False):
+                pairs[f"{first}\n{second}"] = a
+            if len(region) == 1 and len(region[0]) >= 30:  # a one-line answer must not leak either
+                pairs[region[0]] = a
+    return pairs
+
+
+def normalise(path: Path, text: str) -> str:
+    if path.suffix == ".ipynb":
+        try:
+            nb = json.loads(text)
+            parts = []
+            for cell in nb.get("cells", []):
+                parts.append(notebooks.source(cell))
+                for out in cell.get("outputs", []):
+                    t = out.get("text") or out.get("data", {}).get("text/plain", "")
+                    parts.append(t if isinstance(t, str) else "".join(t))
+            text = "\n".join(parts)
+        except json.JSONDecodeError:
+            pass
+    elif path.suffix == ".html":
+        text = html.unescape(re.sub(r"<[^>]+>", "", text))
+    return "\n".join(s for s in (line.strip() for line in text.splitlines()) if s)
+
+
+def find_leaks(paths) -> list[str]:
+    """Every (file, secret) found; markers count as secrets too."""
+    pairs = secret_pairs()
+    assert pairs, "expected solution lines to look for"
+    found = []
+    for path in paths:
+        if not path.is_file() or path.suffix not in TEXT_SUFFIXES:
+            continue
+        raw = path.read_text(encoding="utf-8", errors="replace")
+        text = normalise(path, raw)
+        for marker in SECRET_MARKERS:
+            if marker in raw or marker in text:
+                found.append(f"{path}: {marker}")
+        for pair, a in pairs.items():
+            if pair in text:
+                found.append(f"{path}: lines of the {a} solution: {pair!r}")
+    return found
