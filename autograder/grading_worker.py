@@ -168,6 +168,19 @@ def student_cells(nb: dict, info: AssignmentInfo) -> list[int]:
 # ------------------------------------------------------------------------------------------
 # Reading a submission
 # ------------------------------------------------------------------------------------------
+def _well_formed(cell) -> bool:
+    """The parts of a cell the grader reads have the types nbformat promises."""
+    if not isinstance(cell, dict) or not isinstance(cell.get("cell_type"), str):
+        return False
+    meta = cell.get("metadata", {})
+    if not isinstance(meta, dict) or not isinstance(meta.get("nbgrader", {}), dict):
+        return False
+    if not isinstance(cell.get("id", ""), str):
+        return False
+    src = cell.get("source", "")
+    return isinstance(src, str) or (isinstance(src, list) and all(isinstance(s, str) for s in src))
+
+
 def load_submission(path: Path | None) -> tuple[dict | None, bytes | None, str | None]:
     """(notebook, raw bytes, None) or (None, None, why it cannot be graded)."""
     if path is None or not (path.exists() or path.is_symlink()):
@@ -200,14 +213,15 @@ def load_submission(path: Path | None) -> tuple[dict | None, bytes | None, str |
         )
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
         return None, None, "the file is not a Jupyter notebook (no list of cells)"
-    for cell in nb["cells"]:
-        if not isinstance(cell, dict) or not isinstance(cell.get("metadata", {}), dict):
-            return None, None, "the notebook has malformed cells"
-        src = cell.get("source", "")
-        if not (
-            isinstance(src, str) or (isinstance(src, list) and all(isinstance(s, str) for s in src))
-        ):
-            return None, None, "the notebook has malformed cells"
+    if not isinstance(nb.get("metadata", {}), dict):
+        return None, None, "the notebook's metadata is malformed"
+    for n, cell in enumerate(nb["cells"], start=1):
+        if not _well_formed(cell):
+            return (
+                None,
+                None,
+                f"cell {n} of the notebook is malformed (was the file edited by hand?)",
+            )
     return nb, raw, None
 
 

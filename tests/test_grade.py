@@ -542,3 +542,26 @@ def test_exit_status_is_nonzero_only_when_grading_itself_fails(tmp_path):
     assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "GRADEBOOK NOT WRITTEN" in proc.stderr
     assert totals(d)["someone"] == sum(_points().values())
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        b"[]",
+        b'{"cells": "nope"}',
+        b'{"cells": [1, 2]}',
+        b'{"cells": [{"cell_type": "code", "source": 5}]}',
+        b'{"cells": [{"cell_type": "code", "metadata": {"nbgrader": []}, "source": ""}]}',
+        b'{"cells": [{"cell_type": "code", "id": ["x"], "metadata": {}, "source": ""}]}',
+        b'{"cells": [], "metadata": []}',
+        b"\xff\xfe not utf-8",
+    ],
+)
+def test_malformed_notebooks_are_reported_not_crashed_on(tmp_path, content):
+    from autograder.grading_worker import load_submission
+
+    path = tmp_path / f"{A}.ipynb"
+    path.write_bytes(content)
+    nb, raw, why = load_submission(path)
+    assert nb is None and why, why

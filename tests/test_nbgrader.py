@@ -202,3 +202,30 @@ def test_generate_solution_writes_only_to_released_solutions(course):
     assert new and all(k.startswith("grading/released_solutions/") for k in new), sorted(new)
     released = d / "grading" / "released_solutions" / A1 / f"{A1}.ipynb"
     assert "E[ids]" in released.read_text(encoding="utf-8")
+
+
+def test_plain_generate_feedback_works_on_make_grade_output(course):
+    """nbgrader's own feedback renders make grade's graded copies and gradebook, leak-free."""
+    ours = course["ours"]
+    nbgrader(
+        course["dir"], "generate_feedback", A1, "--force", "--log-level=WARN",
+        f"--CourseDirectory.autograded_directory={ours / 'autograded'}",
+        f"--CourseDirectory.feedback_directory={ours / 'nbfeedback'}",
+        f"--db=sqlite:///{ours / 'gradebook.db'}",
+    )  # fmt: skip
+    pages = sorted((ours / "nbfeedback").rglob("*.html"))
+    assert len(pages) == 3
+    secret = hidden_lines()
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        assert "HIDDEN TESTS" not in text
+        assert not any(line in text for line in secret), page
+    mistake = (ours / "nbfeedback" / "demo_mistake" / A1 / f"{A1}.html").read_text(encoding="utf-8")
+    full = _full(A1)
+    got = full - sum(
+        notebooks.points(notebooks.read(source_notebook(A1)))[g] for g in _mistake(A1).fails
+    )
+    assert (
+        f"Score: {got:g}" in mistake.replace(".0 ", " ").replace(".0<", "<")
+        or f"{got:.1f} / {full:.1f}" in mistake
+    )
