@@ -225,7 +225,4 @@ def test_plain_generate_feedback_works_on_make_grade_output(course):
     got = full - sum(
         notebooks.points(notebooks.read(source_notebook(A1)))[g] for g in _mistake(A1).fails
     )
-    assert (
-        f"Score: {got:g}" in mistake.replace(".0 ", " ").replace(".0<", "<")
-        or f"{got:.1f} / {full:.1f}" in mistake
-    )
+    assert f"Score: {got:.1f} / {full:.1f}" in mistake
