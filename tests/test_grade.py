@@ -565,3 +565,13 @@ def test_malformed_notebooks_are_reported_not_crashed_on(tmp_path, content):
     path.write_bytes(content)
     nb, raw, why = load_submission(path)
     assert nb is None and why, why
+
+
+def test_without_the_sandbox_the_disk_cheat_works_and_the_grader_warns(batch, tmp_path, prepared):
+    """The control for test_disk_cheats_earn_nothing_in_the_sandbox: the sandbox is what stops it."""
+    d = fresh_dir(tmp_path, prepared)
+    shutil.copytree(batch["submitted"] / "read_solutions", d / "submitted" / "read_solutions")
+    proc = run_grader(d, "--no-sandbox", jobs=1)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "WARNING: grading WITHOUT the sandbox" in proc.stderr
+    assert totals(d)["read_solutions"] == sum(_points().values())
