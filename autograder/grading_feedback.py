@@ -167,7 +167,7 @@ def graded_notebook(nb: dict, info, cell_results: dict, tests: list[dict]) -> di
 CSS = """
 body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
 pre{background:#f6f8fa;padding:.6rem;overflow-x:auto;white-space:pre-wrap;border-radius:4px}
-.pass{color:#1a7f37}.fail{color:#cf222e}.note{background:#fff8c5;padding:.5rem;border-radius:4px}
+.pass{color:#1a7f37}.fail{color:#cf222e}p.fail{white-space:pre-wrap}.note{background:#fff8c5;padding:.5rem;border-radius:4px}
 table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.3rem .6rem;text-align:left}
 section{border-top:1px solid #ddd;margin-top:1.2rem;padding-top:.4rem}
 """
