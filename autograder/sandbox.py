@@ -74,6 +74,16 @@ def venv_root() -> Path:
     return Path(sys.prefix).resolve()
 
 
+def hidden_dirs() -> list[Path]:
+    """Folders the kernel must not see: the course (solutions/, autograder/, grading/) and the
+    home folder (it may hold other copies of the course, or secrets a student could print)."""
+    hidden = [ROOT]
+    home = Path(os.path.expanduser("~")).resolve()
+    if home != Path("/") and home not in ROOT.parents and home != ROOT:
+        hidden.append(home)
+    return sorted(hidden, key=lambda p: len(p.parts))
+
+
 def _bwrap_args(scratch: Path, limits: Limits) -> list[str]:
     args = [
         "bwrap",
@@ -81,25 +91,25 @@ def _bwrap_args(scratch: Path, limits: Limits) -> list[str]:
         "--dev", "/dev",
         "--proc", "/proc",
         "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp",
-        "--tmpfs", str(ROOT),
     ]  # fmt: skip
-    # The venv (and the interpreter it points to) may live inside the hidden course root.
+    hidden = hidden_dirs()
+    for d in hidden:
+        args += ["--tmpfs", str(d)]
+    # The venv, and the interpreter it points to, may live inside a hidden folder: bound back,
+    # read-only (the editable install's .pth still points into the course: `import autograder`
+    # fails in the kernel, as it should; the kernel needs numpy only).
     exe_dirs = {
         venv_root(),
         Path(sys.base_prefix).resolve(),
         Path(os.path.realpath(sys.executable)).parent,
     }
-    for d in sorted(exe_dirs):
-        if d.is_relative_to(ROOT) and d != ROOT:
+    bound: list[Path] = []
+    for d in sorted(exe_dirs, key=lambda p: len(p.parts)):
+        if any(d.is_relative_to(h) and d != h for h in hidden) and not any(
+            d.is_relative_to(b) for b in bound
+        ):
             args += ["--ro-bind", str(d), str(d)]
-    # The user's home may hold copies of the course: hide it too when it is not above the venv.
-    home = Path(os.path.expanduser("~")).resolve()
-    if (
-        home != Path("/")
-        and not any(d.is_relative_to(home) for d in exe_dirs)
-        and not ROOT.is_relative_to(home)
-    ):
-        args += ["--tmpfs", str(home)]
+            bound.append(d)
     args += [
         "--bind", str(scratch), str(scratch),
         "--chdir", str(scratch),
@@ -267,7 +277,7 @@ class SandboxKernel:
         while time.monotonic() < deadline:
             if not self.km.is_alive():
                 self.shutdown()
-                raise KernelError("the grading kernel died while starting (see the kernel log)")
+                raise KernelError(f"the grading kernel died while starting: {self._log_tail()}")
             msg_id = kc.kernel_info()
             if not shell_ok:
                 try:
@@ -288,6 +298,16 @@ class SandboxKernel:
         raise KernelError(
             f"the grading kernel did not answer within {self.limits.start_timeout:g} s"
         )
+
+    def _log_tail(self) -> str:
+        try:
+            return (
+                self.log.read_text(encoding="utf-8", errors="replace")[-800:].strip()
+                if self.log
+                else ""
+            )
+        except OSError:
+            return ""
 
     def alive(self) -> bool:
         return self.km is not None and self.km.is_alive()
