@@ -159,6 +159,10 @@ def test_make_grade_gives_the_same_scores_as_plain_nbgrader(course, assignment):
     assert sum(ours["demo_correct"].values()) == full
     assert sum(ours["demo_stub"].values()) == 0
     assert {g for g, v in ours["demo_mistake"].items() if v == 0} == _mistake(assignment).fails
+    secret = hidden_lines()
+    for page in (course["ours"] / "feedback").glob(f"*/{assignment}/*.html"):
+        text = page.read_text(encoding="utf-8")
+        assert not any(line in text for line in secret), f"{page} shows hidden-test source"
     says = _mistake(assignment).says
     page = course["ours"] / "feedback" / "demo_mistake" / assignment / f"{assignment}.html"
     assert html.escape(says, quote=True) in page.read_text(encoding="utf-8"), (
