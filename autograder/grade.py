@@ -217,9 +217,7 @@ def main(argv=None) -> int:
         print(
             f"{bar}\nWARNING: grading WITHOUT the sandbox: {why}\n"
             "Student code can read and write this machine's files (solutions/, the gradebook).\n"
-            "The verdict is still taken outside the kernel. Install bubblewrap to fix this.\n{bar}".replace(
-                "{bar}", bar
-            ),
+            f"The verdict is still taken outside the kernel. Install bubblewrap to fix this.\n{bar}",
             file=sys.stderr,
         )
 
@@ -263,11 +261,17 @@ def main(argv=None) -> int:
     t_prepared = time.monotonic()
     report = grading_book.write_report(grading_dir, results)
     grades = None
+    if "error" not in prep:
+        try:
+            grading_book.record(grading_dir, results)
+            grades = grading_book.export_grades(grading_dir)
+        except Exception as exc:  # noqa: BLE001 - say so, still print what was graded
+            prep["error"] = exc
     if "error" in prep:
-        print(f"GRADEBOOK NOT WRITTEN: {prep['error']}", file=sys.stderr)
-    else:
-        grading_book.record(grading_dir, results)
-        grades = grading_book.export_grades(grading_dir)
+        print(
+            f"GRADEBOOK NOT WRITTEN: {type(prep['error']).__name__}: {prep['error']}",
+            file=sys.stderr,
+        )
     print(grading_book.summary(results))
     for r in results:
         if r.get("trace"):
