@@ -46,7 +46,7 @@ from .release import release_stamp
 from .sandbox import GIB, KernelError, Limits, SandboxKernel
 
 MAX_NOTEBOOK_BYTES = 20 * 1024**2  # a larger submission is refused (zeros, with the reason)
-MAX_RESTARTS = 2  # kernel restarts per submission after a death during the checks
+MAX_RESTARTS = 8  # kernel restarts per submission after a death during the checks (and the budget)
 
 
 @dataclass
@@ -244,6 +244,8 @@ class _Run:
             self.kernel, self.scratch, self.spare_fresh = spare[0], spare[1], True
         else:
             self.kernel, self.scratch, self.spare_fresh = None, new_scratch(settings), False
+        self.raw = raw
+        self.old_scratch: list[Path] = []
         try:
             write_new(self.scratch / f"{info.name}.ipynb", raw)
         except OSError:
@@ -272,7 +274,12 @@ class _Run:
             except KernelError:
                 pass  # start one the ordinary way
         if self.kernel is not None:
+            # A restart gets a fresh folder: the dead kernel's student code may have planted
+            # links or files in the old one.
             self.kernel.shutdown()
+            self.old_scratch.append(self.scratch)
+            self.scratch = new_scratch(self.settings)
+            write_new(self.scratch / f"{self.info.name}.ipynb", self.raw)
         for attempt in range(2):  # one retry: a start can fail when the machine is overloaded
             self.kernel = SandboxKernel(
                 self.scratch,
@@ -399,7 +406,8 @@ class _Run:
     def close(self) -> None:
         if self.kernel is not None:
             self.kernel.shutdown()
-        shutil.rmtree(self.scratch, ignore_errors=True)
+        for d in [*self.old_scratch, self.scratch]:
+            shutil.rmtree(d, ignore_errors=True)
 
 
 def _zero_tests(info: AssignmentInfo, message: str) -> list[dict]:

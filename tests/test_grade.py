@@ -110,6 +110,11 @@ def build_batch(submitted: Path, grading_dir: Path) -> dict[str, str]:
             "one_hot": "import sys\nsys.exit()\n\ndef one_hot(ids, V):\n    return np.eye(V)[ids]\n",
         },
     )
+    # A function that kills its kernel: each of its checks fails, the kernel is restarted (in a
+    # fresh folder, the student's cells rerun) and the other function is still graded.
+    # (It survives the notebook's own cells, which call it on ids of shape (2, 5).)
+    die = "import os\nimport numpy as np\n\ndef embedding_forward(E, ids):\n    if np.shape(ids) != (2, 5):\n        os._exit(3)\n    return E[ids]\n"
+    subs["exit_in_function"] = samples.build(A, {"embedding_forward": die})
     subs["invalid_json"] = b'{"cells": [ this is not json'
     subs["missing_notebook"] = None
 
@@ -374,7 +379,7 @@ def test_no_cheat_or_bad_submission_gains_a_point(batch):
     ):
         assert got[student] == 0, (student, rep[student])
     # A broken embedding_forward earns nothing for it, whatever else happened in the kernel.
-    for student in ("endless_loop", "memory_bomb", "always_equal"):
+    for student in ("endless_loop", "memory_bomb", "always_equal", "exit_in_function"):
         assert all(float(rep[student][g]["score"]) == 0 for g in forward_tests), (
             student,
             rep[student],
@@ -399,6 +404,12 @@ def test_messages_say_what_happened(batch):
     rep = report(batch["dir"])
     msg = lambda s, g: rep[s][g]["message"]  # noqa: E731
     assert "ran longer than" in msg("endless_loop", "test_forward_shape")
+    assert "kernel died while embedding_forward ran" in msg(
+        "exit_in_function", "test_forward_dtype"
+    )
+    assert float(rep["exit_in_function"]["test_one_hot"]["score"]) > 0, (
+        "restarted, one_hot still counts"
+    )
     assert "MemoryError" in msg("memory_bomb", "test_forward_shape")
     assert "SystemExit" in msg("sys_exit", "test_forward_shape")
     assert "not numbers" in msg("always_equal", "test_forward_shape")
