@@ -213,9 +213,11 @@ for path in others:
         print("write:", type(exc).__name__)
 print("vandalised", len(hits), "files")
 """
-    subs["write_gradebook"] = _insert_after(
-        samples.build(A, STUB), "environment", _cell(vandal, "vandal")
-    )
+    # Never run the vandal without the sandbox: it would really write the course's gradebook.
+    if SANDBOXED:
+        subs["write_gradebook"] = _insert_after(
+            samples.build(A, STUB), "environment", _cell(vandal, "vandal")
+        )
 
     fake = (
         "import sys, types\n"
