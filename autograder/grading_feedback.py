@@ -151,14 +151,32 @@ def graded_notebook(nb: dict, info, cell_results: dict, tests: list[dict]) -> di
         "nbformat": 4,
         "nbformat_minor": 5,
     }
-    text = notebooks.dumps(graded)
-    if len(text.encode()) > MAX_GRADED_BYTES:  # many huge cells: keep the grading, drop the bulk
+    if _size(graded) > MAX_GRADED_BYTES:  # many huge cells: keep the grading, drop the bulk
         for c in cells:
-            c["source"] = _trim(c["source"], 5_000) if not test_of(c, info) else c["source"]
-            c.pop("attachments", None)
-            if c["cell_type"] == "code" and not test_of(c, info):
+            if test_of(c, info):
+                continue
+            c["source"] = _trim(c["source"], 5_000)
+            nbg = c["metadata"].get("nbgrader")
+            c["metadata"] = (
+                {"nbgrader": {k: v for k, v in nbg.items() if k in NBGRADER_KEYS}} if nbg else {}
+            )
+            if c["cell_type"] == "code":
                 c["outputs"] = []
+    if _size(graded) > MAX_GRADED_BYTES:  # absurdly many cells: keep answers and tests only
+        keep = set(info.answer_ids)
+        graded["cells"] = [
+            c
+            for c in cells
+            if test_of(c, info) or (c["metadata"].get("nbgrader") or {}).get("grade_id") in keep
+        ]
     return graded
+
+
+NBGRADER_KEYS = ("grade", "grade_id", "locked", "points", "schema_version", "solution", "task")
+
+
+def _size(nb: dict) -> int:
+    return len(notebooks.dumps(nb).encode())
 
 
 # ------------------------------------------------------------------------------------------
