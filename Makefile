@@ -42,6 +42,7 @@ book: $(STAMP)
 	@echo "website: $(CURDIR)/_build/html/index.html"
 
 test: $(STAMP)
+	bash tests/system_deps.sh
 	bash tests/run_all.sh
 
 lint: $(STAMP)
