@@ -128,9 +128,25 @@ def release_solutions(only: list[str] | None = None) -> Path:
 
     # generate_solution needs the assignment in the gradebook (a fresh clone has none yet)
     prepare(GRADING, only or assignments())
+    from .grading_nbgrader import strip_hidden
+
+    out = GRADING / "released_solutions"
     for a in only or assignments():
         _nbgrader("generate_solution", a, "--force", "--log-level=WARN")
-    return GRADING / "released_solutions"
+        # Make the released solution a notebook students can run anywhere: helper cells inlined
+        # (as in the exercise), hidden-test calls into autograder/ and solution markers removed.
+        for path in sorted((out / a).glob("*.ipynb")):
+            nb = postprocess(notebooks.read(path), source_notebook(a))
+            for cell in nb["cells"]:
+                text = strip_hidden(notebooks.source(cell))
+                text = "\n".join(
+                    ln
+                    for ln in text.split("\n")
+                    if ln.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION")
+                )
+                cell["source"] = notebooks.split_lines(text)
+            notebooks.write(nb, path)
+    return out
 
 
 STUDENT_FILES = [
