@@ -5,17 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..framework import Case, Check, Mistake, array_judge, common_problems
+from .data import ids as _ids
+from .data import table as _table
 
 A = "01_one_hot_lookup"
 FWD_NAMES = ["E", "ids"]
-
-
-def _table(V, d, seed, dtype=np.float64):
-    return np.random.default_rng(seed).standard_normal((V, d)).astype(dtype)
-
-
-def _ids(shape, V, seed, dtype=np.int64):
-    return np.random.default_rng(seed).integers(0, V, size=shape).astype(dtype)
 
 
 def fwd(label, E, ids):

@@ -14,31 +14,15 @@ from ..framework import (
     differing_rows,
     fmt,
 )
+from .data import distinct as _distinct
+from .data import grads as _grads
+from .data import ids as _ids
+from .data import zipf as _zipf
 
 A = "02_sparse_backward"
 BWD = "embedding_backward"
 ROWS = "embedding_backward_rows"
 BWD_NAMES = ["ids", "grad_out", "V"]
-
-
-def _ids(shape, V, seed, dtype=np.int64):
-    return np.random.default_rng(seed).integers(0, V, size=shape).astype(dtype)
-
-
-def _distinct(shape, V, seed, dtype=np.int64):
-    """ids of the given shape with no id repeated (needs prod(shape) <= V)."""
-    n = int(np.prod(shape, dtype=np.int64))
-    return np.random.default_rng(seed).permutation(V)[:n].reshape(shape).astype(dtype)
-
-
-def _zipf(n, V, seed, s=1.1):
-    p = 1.0 / np.arange(1, V + 1) ** s
-    return np.random.default_rng(seed).choice(V, size=n, p=p / p.sum()).astype(np.int64)
-
-
-def _grads(ids, d, seed, dtype=np.float64):
-    shape = np.shape(ids) + (d,)
-    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
 
 
 def bwd(label, ids, grad_out, V, padding_idx=None):

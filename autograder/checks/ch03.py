@@ -10,32 +10,15 @@ import numpy as np
 
 from ..framework import Case, Check, Mistake, array_judge
 from .ch02 import _error_hint
+from .data import distinct as _distinct
+from .data import grads as _grads
+from .data import ids as _ids
+from .data import table as _table
+from .data import zipf as _zipf
 
 A = "03_fancy_indexing_trap"
 UPD = "sparse_sgd_update_"
 NAMES = ["E", "ids", "grad_out", "lr"]
-
-
-def _table(V, d, seed, dtype=np.float64):
-    return np.random.default_rng(seed).standard_normal((V, d)).astype(dtype)
-
-
-def _ids(shape, V, seed, dtype=np.int64):
-    return np.random.default_rng(seed).integers(0, V, size=shape).astype(dtype)
-
-
-def _distinct(shape, V, seed, dtype=np.int64):
-    n = int(np.prod(shape, dtype=np.int64))
-    return np.random.default_rng(seed).permutation(V)[:n].reshape(shape).astype(dtype)
-
-
-def _zipf(n, V, seed, s=1.1):
-    p = 1.0 / np.arange(1, V + 1) ** s
-    return np.random.default_rng(seed).choice(V, size=n, p=p / p.sum()).astype(np.int64)
-
-
-def _grads(ids, d, seed, dtype=np.float64):
-    return np.random.default_rng(seed).standard_normal(np.shape(ids) + (d,)).astype(dtype)
 
 
 def upd(label, E, ids, grad_out, lr):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..framework import Case, Check, Mistake, array_judge, common_problems
+from .data import table as _table
 
 A = "04_bags"
 FWD_NAMES = ["E", "ids", "offsets"]
@@ -20,10 +21,6 @@ WORKED_OFFSETS = np.array([0, 3])
 # --------------------------------------------------------------------------------------------
 # Inputs
 # --------------------------------------------------------------------------------------------
-def _table(V, d, seed, dtype=np.float64):
-    return np.random.default_rng(seed).standard_normal((V, d)).astype(dtype)
-
-
 def _offsets(sizes, dtype=np.int64):
     """Bag sizes -> offsets: bag b starts where the bags before it end."""
     sizes = np.asarray(sizes, dtype=np.int64)

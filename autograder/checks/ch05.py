@@ -14,6 +14,9 @@ import numpy as np
 
 from .. import reference
 from ..framework import Case, Check, Mistake, close, common_problems, differing_rows, fmt, tolerance
+from .data import distinct as _distinct
+from .data import ids as _ids
+from .data import table as _table
 
 A = "05_weight_tying"
 UNTIED_ARGS = ["E_in", "W_out", "x", "y"]
@@ -27,19 +30,6 @@ def _untied_ref(E_in, W_out, x, y):
 # --------------------------------------------------------------------------------------------
 # Inputs
 # --------------------------------------------------------------------------------------------
-def _table(V, d, seed, dtype=np.float64, scale=1.0):
-    return (scale * np.random.default_rng(seed).standard_normal((V, d))).astype(dtype)
-
-
-def _ids(N, V, seed, dtype=np.int64):
-    return np.random.default_rng(seed).integers(0, V, size=N).astype(dtype)
-
-
-def _distinct(N, V, seed):
-    """N different input ids: no row is looked up twice (isolates the repeated-id mistake)."""
-    return np.random.default_rng(seed).permutation(V)[:N].astype(np.int64)
-
-
 WORKED = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, -1.0]])
 WORKED_OUT = np.array([[0.0, 1.0], [1.0, 1.0], [-1.0, 0.0]])
 
