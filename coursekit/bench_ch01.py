@@ -1,37 +1,23 @@
 """Chapter 1 timing: the gather E[ids] against the one-hot matmul one_hot(ids) @ E, over V."""
 
-from coursekit.timing import grading, report, sweep  # noqa: F401  (inlined: these are defined above)
+from coursekit.timing import grading, lookup_methods, lookup_operands, report, sweep  # noqa: F401  (inlined: these are defined above)
 
 CH01_SIZES = dict(n_tokens=512, d=64, vocab=(1_000, 4_000, 16_000, 65_536))
 
 
 def ch01_methods(n_tokens: int, d: int):
-    import torch
     import torch.nn.functional as F
 
-    def operands(V, device):
-        g = torch.Generator().manual_seed(0)
-        E = torch.randn(V, d, generator=g).to(device)
-        ids = torch.randint(0, V, (n_tokens,), generator=g).to(device)
-        return E, ids
-
-    def gather(V, device):
-        E, ids = operands(V, device)
-        return (lambda: E[ids]), 4 * V * d
+    methods = lookup_methods(n_tokens, lambda V: (V, d))
 
     def build_one_hot(V, device):
-        E, ids = operands(V, device)
+        E, ids = lookup_operands(V, d, n_tokens, device)
         return (lambda: F.one_hot(ids, V).to(E.dtype)), 4 * n_tokens * V
 
-    def one_hot_matmul(V, device):
-        E, ids = operands(V, device)
-        X = F.one_hot(ids, V).to(E.dtype)  # built once, outside the timed call
-        return (lambda: X @ E), 4 * (n_tokens * V + V * d)
-
     return {
-        "gather E[ids]": gather,
+        "gather E[ids]": methods["gather E[ids]"],
         "build one_hot(ids)": build_one_hot,
-        "one_hot(ids) @ E": one_hot_matmul,
+        "one_hot(ids) @ E": methods["one_hot(ids) @ E"],
     }
 
 

@@ -5,38 +5,22 @@ output path is the dense logits H @ E.T, one dot product per (position, token) p
 indexing trick avoids. The table is the same for both paths: that is weight tying.
 """
 
-from coursekit.timing import grading, report, sweep  # noqa: F401  (inlined: these are defined above)
+from coursekit.timing import grading, lookup_methods, lookup_operands, report, sweep  # noqa: F401  (inlined: these are defined above)
 
 CH05_SIZES = dict(n_tokens=512, d=64, vocab=(1_000, 4_000, 16_000, 65_536))
 
 
 def ch05_methods(n_tokens: int, d: int):
-    import torch
-    import torch.nn.functional as F
-
-    def operands(V, device):
-        g = torch.Generator().manual_seed(0)
-        E = torch.randn(V, d, generator=g).to(device)
-        x = torch.randint(0, V, (n_tokens,), generator=g).to(device)
-        return E, x
-
-    def gather(V, device):
-        E, x = operands(V, device)
-        return (lambda: E[x]), 4 * V * d
-
-    def one_hot_matmul(V, device):
-        E, x = operands(V, device)
-        S = F.one_hot(x, V).to(E.dtype)  # built once, outside the timed call
-        return (lambda: S @ E), 4 * (n_tokens * V + V * d)
+    lookup = lookup_methods(n_tokens, lambda V: (V, d))
 
     def logits(V, device):
-        E, x = operands(V, device)
+        E, x = lookup_operands(V, d, n_tokens, device)
         H = E[x]  # (N, d): the looked-up rows, as in the bigram model
         return (lambda: H @ E.T), 4 * (n_tokens * V + V * d)
 
     return {
-        "input: gather E[x]": gather,
-        "input: one_hot(x) @ E": one_hot_matmul,
+        "input: gather E[x]": lookup["gather E[ids]"],
+        "input: one_hot(x) @ E": lookup["one_hot(ids) @ E"],
         "output: logits H @ E.T": logits,
     }
 

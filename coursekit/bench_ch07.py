@@ -1,7 +1,7 @@
 """Chapter 7 timing: the gather E[ids] against the one-hot matmul one_hot(ids) @ E, for tables
 with the shapes (V, d) of real models."""
 
-from coursekit.timing import MAX_BYTES, grading, plot, summary, sweep  # noqa: F401  (inlined above)
+from coursekit.timing import MAX_BYTES, grading, lookup_methods, plot, summary, sweep  # noqa: F401  (inlined above)
 
 # (name, V, d), smallest table first. The x of the sweep is the table's size V * d.
 CH07_MODELS = (
@@ -19,33 +19,7 @@ CH07_SIZES = dict(n_tokens=512, models=CH07_MODELS)
 
 def ch07_methods(n_tokens: int, shapes: dict):
     """shapes: {V * d: (V, d)}; each method returns (fn, bytes its operands need)."""
-    import torch
-    import torch.nn.functional as F
-
-    def operands(x, device):
-        V, d = shapes[x]
-        g = torch.Generator().manual_seed(0)
-        E = torch.randn(V, d, generator=g).to(device)
-        ids = torch.randint(0, V, (n_tokens,), generator=g).to(device)
-        return E, ids
-
-    def gather(x, device):
-        V, d = shapes[x]
-        if 4 * V * d > MAX_BYTES:  # do not even allocate it
-            return None, 4 * V * d
-        E, ids = operands(x, device)
-        return (lambda: E[ids]), 4 * V * d
-
-    def one_hot_matmul(x, device):
-        V, d = shapes[x]
-        need = 4 * (n_tokens * V + V * d)
-        if need > MAX_BYTES:
-            return None, need
-        E, ids = operands(x, device)
-        X = F.one_hot(ids, V).to(E.dtype)  # built once, outside the timed call
-        return (lambda: X @ E), need
-
-    return {"gather E[ids]": gather, "one_hot(ids) @ E": one_hot_matmul}
+    return lookup_methods(n_tokens, shapes.__getitem__)
 
 
 def timing(sizes=CH07_SIZES, min_run_time=0.1, repeats=2):

@@ -75,6 +75,45 @@ def nbytes(shape, dtype_bytes: int = 4) -> int:
     return int(math.prod(shape)) * dtype_bytes
 
 
+def lookup_operands(V: int, d: int, n_tokens: int, device, scale: float = 1.0):
+    """A seeded (V, d) float32 table and n_tokens ids in [0, V), on device."""
+    import torch
+
+    g = torch.Generator().manual_seed(0)
+    E = (scale * torch.randn(V, d, generator=g)).to(device)
+    ids = torch.randint(0, V, (n_tokens,), generator=g).to(device)
+    return E, ids
+
+
+def lookup_methods(n_tokens: int, shape_of, scale: float = 1.0):
+    """The two formulations of a lookup, as sweep() methods: the gather E[ids] and the one-hot
+    product one_hot(ids) @ E (the one-hot built once, outside the timed call).
+
+    shape_of(x) gives the table's (V, d) at sweep point x. Operands larger than MAX_BYTES are
+    never allocated.
+    """
+    import torch.nn.functional as F
+
+    def gather(x, device):
+        V, d = shape_of(x)
+        need = 4 * V * d
+        if need > MAX_BYTES:
+            return None, need
+        E, ids = lookup_operands(V, d, n_tokens, device, scale)
+        return (lambda: E[ids]), need
+
+    def one_hot_matmul(x, device):
+        V, d = shape_of(x)
+        need = 4 * (n_tokens * V + V * d)
+        if need > MAX_BYTES:
+            return None, need
+        E, ids = lookup_operands(V, d, n_tokens, device, scale)
+        X = F.one_hot(ids, V).to(E.dtype)
+        return (lambda: X @ E), need
+
+    return {"gather E[ids]": gather, "one_hot(ids) @ E": one_hot_matmul}
+
+
 def sweep(
     xs,
     methods,
