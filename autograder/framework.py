@@ -302,6 +302,41 @@ def array_judge(
     return judge
 
 
+def shape_judge(
+    fname: str, mistakes: Sequence[Mistake] = (), *, match_values: bool = False, expected: str = ""
+) -> Judge:
+    """Judge only the shape of a function that returns one array (a "shape" test cell).
+
+    A classic mistake whose output has the student's shape (and, with match_values, the
+    student's values) is named; ``expected`` prefixes the expected shape in the message, e.g.
+    "(V, d) = ".
+    """
+
+    def judge(case: Case, got: Outcome, want: Outcome) -> str | None:
+        problem = common_problems(case, got, want, fname)
+        if problem or want.error_type is not None:
+            return problem
+        g, w = got.value, want.value
+        if g is None or got.is_tuple:
+            return (
+                f"{fname} should return one array for {case.label}, got a {', '.join(got.types)}."
+            )
+        if g.shape == w.shape:
+            return None
+        for m in mistakes:
+            alt = m.model(case, w)
+            if (
+                alt is not None
+                and np.shape(alt) == g.shape
+                and (not match_values or close(g, alt, w.dtype))
+            ):
+                return f"{m.message} (for {case.label})"
+        hint = " It looks transposed." if g.ndim == 2 and g.shape == w.shape[::-1] else ""
+        return f"{fname} returned shape {g.shape} for {case.label}; expected {expected}{w.shape}.{hint}"
+
+    return judge
+
+
 # --------------------------------------------------------------------------------------------
 # A check: cases + judge, runnable in the kernel or from the trusted grader
 # --------------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from ..framework import (
     common_problems,
     differing_rows,
     fmt,
+    shape_judge,
 )
 from .data import distinct as _distinct
 from .data import grads as _grads
@@ -221,24 +222,11 @@ def backward_judge(case, got, want):
     return None
 
 
+_bwd_shape = shape_judge(BWD, BWD_MISTAKES, match_values=True, expected="(V, d) = ")
+
+
 def _shape_judge(case, got, want):
-    hint = _error_hint(case, got, want, BWD)
-    problem = hint or common_problems(case, got, want, BWD)
-    if problem:
-        return problem
-    g, w = got.value, want.value
-    if g is None or got.is_tuple:
-        return f"{BWD} should return one array for {case.label}, got a {', '.join(got.types)}."
-    if g.shape != w.shape:
-        for m in BWD_MISTAKES:
-            alt = m.model(case, w)
-            if alt is not None and np.shape(alt) == g.shape and close(g, alt, w.dtype):
-                return f"{m.message} (for {case.label})"
-        hint = " It looks transposed." if g.shape == w.shape[::-1] else ""
-        return (
-            f"{BWD} returned shape {g.shape} for {case.label}; expected (V, d) = {w.shape}.{hint}"
-        )
-    return None
+    return _error_hint(case, got, want, BWD) or _bwd_shape(case, got, want)
 
 
 # ------------------------------------------------------------------------------------------

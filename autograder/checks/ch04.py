@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..framework import Case, Check, Mistake, array_judge, common_problems
+from ..framework import Case, Check, Mistake, array_judge, common_problems, shape_judge
 from .data import table as _table
 
 A = "04_bags"
@@ -353,24 +353,7 @@ def _with_reduceat_hint(judge, fname):
 
 
 def _shape_judge(fname, mistakes):
-    def judge(case, got, want):
-        problem = common_problems(case, got, want, fname)
-        if problem:
-            return problem
-        g, w = got.value, want.value
-        if g is None or got.is_tuple:
-            return (
-                f"{fname} should return one array for {case.label}, got a {', '.join(got.types)}."
-            )
-        if g.shape != w.shape:
-            for m in mistakes:
-                alt = m.model(case, w)
-                if alt is not None and np.shape(alt) == g.shape:
-                    return f"{m.message} (for {case.label})"
-            return f"{fname} returned shape {g.shape} for {case.label}; expected {w.shape}."
-        return None
-
-    return _with_reduceat_hint(judge, fname)
+    return _with_reduceat_hint(shape_judge(fname, mistakes), fname)
 
 
 def _mode_judge(case, got, want):
