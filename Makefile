@@ -10,6 +10,9 @@ export PYTHONDONTWRITEBYTECODE := 1
 
 JOBS ?= $(shell nproc)
 ASSIGNMENT ?=
+# NO_SANDBOX=1: grade without bubblewrap (an explicit opt-out; reports and feedback say so).
+NO_SANDBOX ?=
+GRADE_FLAGS = --jobs $(JOBS) $(if $(filter 1,$(NO_SANDBOX)),--no-sandbox,)
 PORT ?= 8888
 
 .PHONY: venv book test lint format release lab grade demo solutions screenshots student-repo vendor-mathjax clean help
@@ -19,7 +22,7 @@ help:
 	@echo "make test        run every test (sets up .venv first)"
 	@echo "make lab         JupyterLab on your own copy of the exercises (workspace/)"
 	@echo "make release     regenerate exercises/ from solutions/"
-	@echo "make grade       grade grading/submitted/ (ASSIGNMENT=..., JOBS=N)"
+	@echo "make grade       grade grading/submitted/ (ASSIGNMENT=..., JOBS=N, NO_SANDBOX=1)"
 	@echo "make demo        build sample submissions and grade them: the whole flow at once"
 	@echo "make solutions   release the solutions after the deadline (grading/released_solutions)"
 	@echo "make screenshots desktop and phone screenshots of every chapter under _build/screenshots"
@@ -64,11 +67,11 @@ lab: $(STAMP)
 	jupyter lab --notebook-dir=workspace --port=$(PORT) --no-browser $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 grade: $(STAMP)
-	python -m autograder.grade --jobs $(JOBS) $(if $(ASSIGNMENT),--assignment $(ASSIGNMENT),)
+	python -m autograder.grade $(GRADE_FLAGS) $(if $(ASSIGNMENT),--assignment $(ASSIGNMENT),)
 
 demo: $(STAMP)
 	python -m autograder.samples --install
-	python -m autograder.grade --jobs $(JOBS)
+	python -m autograder.grade $(GRADE_FLAGS)
 
 solutions: $(STAMP)
 	python -m autograder.release --solutions

@@ -7,13 +7,25 @@ grading/    holds the course's grading data (submissions, gradebook, feedback) a
 """
 
 import os
+import sys
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 GRADING = os.path.join(ROOT, "grading")
 
+# The course's own code is found from here, whether or not it is pip-installed: by this process
+# (the feedback preprocessor below) and by every kernel nbgrader starts (hidden test cells import
+# autograder.checks), which inherit PYTHONPATH.
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [ROOT, *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != ROOT]]
+)
+
+from autograder.course import COURSE_ID  # noqa: E402
+
 c = get_config()  # noqa: F821  (provided by traitlets when nbgrader loads this file)
 
-c.CourseDirectory.course_id = "embedding-tables"
+c.CourseDirectory.course_id = COURSE_ID
 c.CourseDirectory.root = ROOT
 c.CourseDirectory.source_directory = "solutions"
 c.CourseDirectory.release_directory = "exercises"
@@ -46,15 +58,13 @@ c.Execute.interrupt_on_timeout = True
 c.LimitOutput.max_lines = 1000
 
 # Plain `nbgrader generate_feedback` would show the hidden tests (the autograded notebook holds
-# them) and tracebacks quoting them: strip both (autograder/grading_nbgrader.py).
-try:
-    from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
-    from nbgrader.preprocessors import GetGrades
+# them) and tracebacks quoting them: strip both (autograder/grade/nbgrader_plugins.py). No
+# fallback: if this import fails, nbgrader must fail with it rather than publish hidden tests.
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
+from nbgrader.preprocessors import GetGrades  # noqa: E402
 
-    from autograder.grading_nbgrader import HideHiddenTests
-except ImportError:  # nbgrader run outside the course's venv: keep its defaults
-    pass
-else:
-    c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, CSSHTMLHeaderPreprocessor]
+from autograder.grade.nbgrader_plugins import HideHiddenTests  # noqa: E402
+
+c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, CSSHTMLHeaderPreprocessor]
 
 os.makedirs(GRADING, exist_ok=True)

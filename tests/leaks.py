@@ -14,8 +14,8 @@ import json
 import re
 from pathlib import Path
 
-from autograder import notebooks
-from autograder.paths import assignments, source_notebook
+from autograder import nb as notebooks
+from autograder.course import assignments, source_notebook
 
 SECRET_MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
 TEXT_SUFFIXES = {".html", ".txt", ".md", ".ipynb", ".py", ".js", ".json", ".yml", ""}

@@ -2,7 +2,7 @@
 
 import pytest
 
-from autograder.paths import assignments
+from autograder.course import assignments
 
 from .leaks import find_leaks, secret_pairs
 

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from autograder import reference
-from autograder.framework import tolerance
+from autograder.checks import reference
+from autograder.checks.framework import tolerance
 
 REF = reference.load("02_sparse_backward")
 

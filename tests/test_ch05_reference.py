@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from autograder import reference
+from autograder.checks import reference
 
 REF = reference.load("05_weight_tying")
 

@@ -9,9 +9,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autograder import reference
-from autograder.checks import ch06
-from autograder.framework import outcome_of
+from autograder.checks import ch06, reference
+from autograder.checks.framework import outcome_of
 
 REF = reference.load("06_init_scale")
 SCHEMES = ["pytorch", "gpt2", "transformer"]

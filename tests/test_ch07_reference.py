@@ -9,8 +9,7 @@ import torch
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from autograder import reference
-from autograder.checks import ch07
+from autograder.checks import ch07, reference
 
 REF = reference.load("07_choosing_d")
 

@@ -13,7 +13,7 @@ import types
 import pytest
 
 from autograder import checks, samples
-from autograder.paths import assignments
+from autograder.course import assignments
 
 
 def _namespace(assignment, sources):

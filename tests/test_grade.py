@@ -18,10 +18,19 @@ from pathlib import Path
 
 import pytest
 
-from autograder import grading_book, notebooks, samples
-from autograder.paths import ROOT, SOLUTIONS, assignments, release_notebook, source_notebook
-from autograder.release import COURSE_RELEASE
-from autograder.sandbox import probe
+from autograder import nb as notebooks
+from autograder import samples
+from autograder.course import (
+    COURSE_ID,
+    COURSE_RELEASE,
+    ROOT,
+    SOLUTIONS,
+    assignments,
+    release_notebook,
+    source_notebook,
+)
+from autograder.grade import gradebook as grading_book
+from autograder.grade.sandbox import probe
 
 pytestmark = pytest.mark.slow
 
@@ -45,7 +54,15 @@ def _expected(mistake: str) -> float:
 
 
 def _cell(source: str, cid: str) -> dict:
-    return notebooks.code(source, cid)
+    """A plain code cell, as a student would add one."""
+    return {
+        "cell_type": "code",
+        "execution_count": None,
+        "id": cid,
+        "metadata": {},
+        "outputs": [],
+        "source": notebooks.split_lines(source),
+    }
 
 
 def _insert_after(nb: dict, gid: str, *cells: dict) -> dict:
@@ -423,7 +440,7 @@ def test_gradebook_holds_no_score_above_its_maximum_and_matches_the_report(batch
     from nbgrader.api import Gradebook
 
     rep = report(batch["dir"])
-    with Gradebook(grading_book.db_url(batch["dir"]), course_id=grading_book.COURSE_ID) as gb:
+    with Gradebook(grading_book.db_url(batch["dir"]), course_id=COURSE_ID) as gb:
         seen = set()
         for sub in gb.assignment_submissions(A):
             for nb in sub.notebooks:
@@ -572,7 +589,7 @@ def test_exit_status_is_nonzero_only_when_grading_itself_fails(tmp_path):
     ],
 )
 def test_malformed_notebooks_are_reported_not_crashed_on(tmp_path, content):
-    from autograder.grading_worker import load_submission
+    from autograder.grade.submission import load_submission
 
     path = tmp_path / f"{A}.ipynb"
     path.write_bytes(content)

@@ -29,8 +29,9 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from autograder import notebooks, samples
-from autograder.paths import EXERCISES, ROOT
+from autograder import nb as notebooks
+from autograder import samples
+from autograder.course import EXERCISES, ROOT
 
 pytestmark = pytest.mark.slow
 

@@ -22,8 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import notebooks, samples
-from autograder.paths import ROOT, SOLUTIONS, assignments, source_notebook
+from autograder import nb as notebooks
+from autograder import samples
+from autograder.course import ROOT, SOLUTIONS, assignments, source_notebook
 
 pytestmark = pytest.mark.slow
 A1 = "01_one_hot_lookup"

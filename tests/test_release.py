@@ -7,8 +7,9 @@ import sys
 
 import pytest
 
-from autograder import notebooks, release
-from autograder.paths import EXERCISES, SOLUTIONS, assignments, release_notebook, source_notebook
+from autograder import nb as notebooks
+from autograder import release
+from autograder.course import EXERCISES, SOLUTIONS, assignments, release_notebook, source_notebook
 
 from .leaks import find_leaks
 
@@ -33,7 +34,7 @@ def test_source_notebook_is_nbformat_45_with_fixed_ids_and_no_outputs(assignment
 @pytest.mark.parametrize("assignment", assignments())
 def test_answer_cells_are_named_after_their_function(assignment):
     nb = notebooks.read(source_notebook(assignment))
-    from autograder.reference import solution_cells
+    from autograder.nb import solution_cells
 
     for cell in solution_cells(nb):
         gid = cell["metadata"]["nbgrader"]["grade_id"]
@@ -93,7 +94,7 @@ def test_released_notebook_holds_no_solution_or_hidden_test(assignment):
     path = release_notebook(assignment)
     assert not find_leaks([path])
     nb = json.loads(path.read_text(encoding="utf-8"))
-    assert nb["metadata"]["course"] == release.release_stamp(assignment)
+    assert nb["metadata"]["course"] == notebooks.release_stamp(assignment)
 
 
 @pytest.mark.parametrize("assignment", assignments())

@@ -9,8 +9,9 @@ import pytest
 
 matplotlib.use("Agg")
 
-from autograder import notebooks, release  # noqa: E402
-from autograder.paths import assignments, source_notebook  # noqa: E402
+from autograder import nb as notebooks
+from autograder import release  # noqa: E402
+from autograder.course import assignments, source_notebook  # noqa: E402
 from coursekit import timing as T  # noqa: E402
 
 

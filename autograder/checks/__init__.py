@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 
-from ..framework import Check, registry
+from .framework import Check, registry
 
 
 def module_for(assignment: str):

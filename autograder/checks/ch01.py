@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..framework import Case, Check, Mistake, array_judge, shape_judge
 from .data import ids as _ids
 from .data import table as _table
+from .framework import Case, Mistake, array_judge, checks_for, shape_judge
 
 A = "01_one_hot_lookup"
+check = checks_for(A)
 FWD_NAMES = ["E", "ids"]
 
 
@@ -49,7 +50,9 @@ forward_judge = array_judge("embedding_forward", mistakes=FWD_MISTAKES)
 _shape_only = shape_judge("embedding_forward", FWD_MISTAKES[:1])
 
 
-def _shape_cases():
+@check("test_forward_shape", "embedding_forward", _shape_only)
+def forward_shape():
+    """embedding_forward: the shape is ids.shape + (d,)"""
     E = _table(7, 3, 10)
     return [
         fwd(f"ids of shape {s}", E, _ids(s, 7, 11 + i))
@@ -57,7 +60,9 @@ def _shape_cases():
     ]
 
 
-def _value_cases():
+@check("test_forward_values", "embedding_forward", forward_judge)
+def forward_values():
+    """embedding_forward: each id is replaced by its row"""
     worked = np.array([[1.0, 0.0], [0.0, 1.0], [2.0, 3.0], [-1.0, 1.0]])
     return [
         fwd("the worked example (ids [2, 0, 2])", worked, np.array([2, 0, 2])),
@@ -71,7 +76,9 @@ def _value_cases():
     ]
 
 
-def _repeat_cases():
+@check("test_forward_repeated", "embedding_forward", forward_judge)
+def forward_repeated():
+    """embedding_forward: repeated ids give repeated rows"""
     E = _table(10, 5, 30)
     return [
         fwd("ids [3, 3, 3, 1, 3]", E, np.array([3, 3, 3, 1, 3])),
@@ -80,7 +87,9 @@ def _repeat_cases():
     ]
 
 
-def _edge_cases():
+@check("test_forward_edge_cases", "embedding_forward", forward_judge)
+def forward_edge():
+    """embedding_forward: 0-d, empty, boundary and narrow-integer ids"""
     E = _table(6, 4, 40)
     return [
         fwd("a 0-d id (np.array(2))", E, np.array(2)),
@@ -93,7 +102,9 @@ def _edge_cases():
     ]
 
 
-def _dtype_cases():
+@check("test_forward_dtype", "embedding_forward", forward_judge)
+def forward_dtype():
+    """embedding_forward: the result keeps the table's dtype"""
     return [
         fwd("a float32 table", _table(20, 6, 50, np.float32), _ids((3, 4), 20, 51)),
         fwd("a float64 table", _table(20, 6, 52), _ids(7, 20, 53)),
@@ -101,7 +112,10 @@ def _dtype_cases():
     ]
 
 
-def _one_hot_cases():
+@check("test_one_hot", "one_hot", array_judge("one_hot", row_word="position"))
+def one_hot_values():
+    """one_hot: shape ids.shape + (V,), a single 1.0 per position, float64"""
+
     def oh(label, ids, V):
         return Case(label, (ids, V), meta={"arg_names": ["ids", "V"]})
 
@@ -112,53 +126,3 @@ def _one_hot_cases():
         oh("empty ids with V = 3", np.array([], dtype=np.int64), 3),
         oh("the same id 50 times with V = 2", np.ones(50, dtype=np.int64), 2),
     ]
-
-
-forward_shape = Check(
-    A,
-    "test_forward_shape",
-    "embedding_forward",
-    _shape_cases,
-    _shape_only,
-    "embedding_forward: the shape is ids.shape + (d,)",
-)
-forward_values = Check(
-    A,
-    "test_forward_values",
-    "embedding_forward",
-    _value_cases,
-    forward_judge,
-    "embedding_forward: each id is replaced by its row",
-)
-forward_repeated = Check(
-    A,
-    "test_forward_repeated",
-    "embedding_forward",
-    _repeat_cases,
-    forward_judge,
-    "embedding_forward: repeated ids give repeated rows",
-)
-forward_edge = Check(
-    A,
-    "test_forward_edge_cases",
-    "embedding_forward",
-    _edge_cases,
-    forward_judge,
-    "embedding_forward: 0-d, empty, boundary and narrow-integer ids",
-)
-forward_dtype = Check(
-    A,
-    "test_forward_dtype",
-    "embedding_forward",
-    _dtype_cases,
-    forward_judge,
-    "embedding_forward: the result keeps the table's dtype",
-)
-one_hot_values = Check(
-    A,
-    "test_one_hot",
-    "one_hot",
-    _one_hot_cases,
-    array_judge("one_hot", row_word="position"),
-    "one_hot: shape ids.shape + (V,), a single 1.0 per position, float64",
-)

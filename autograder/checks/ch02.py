@@ -4,23 +4,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..framework import (
+from .data import distinct as _distinct
+from .data import grads as _grads
+from .data import ids as _ids
+from .data import zipf as _zipf
+from .framework import (
     Case,
-    Check,
     Mistake,
     array_judge,
+    checks_for,
     close,
     common_problems,
     differing_rows,
     fmt,
     shape_judge,
 )
-from .data import distinct as _distinct
-from .data import grads as _grads
-from .data import ids as _ids
-from .data import zipf as _zipf
 
 A = "02_sparse_backward"
+check = checks_for(A)
 BWD = "embedding_backward"
 ROWS = "embedding_backward_rows"
 BWD_NAMES = ["ids", "grad_out", "V"]
@@ -235,7 +236,9 @@ def _shape_judge(case, got, want):
 WORKED_G = np.array([[1.0, 0.0, -1.0], [0.5, 0.5, 0.5], [2.0, 1.0, 0.0]])
 
 
-def _shape_cases():
+@check("test_backward_shape", BWD, _shape_judge)
+def backward_shape():
+    """embedding_backward: the gradient has the table's shape (V, d)"""
     cases = []
     for i, (shape, V, d) in enumerate(
         [((5,), 9, 3), ((2, 3), 7, 3), ((2, 3, 4), 30, 5), ((4, 1), 6, 2)]
@@ -247,7 +250,9 @@ def _shape_cases():
     return cases
 
 
-def _distinct_cases():
+@check("test_backward_distinct", BWD, backward_judge)
+def backward_distinct():
+    """embedding_backward: distinct ids get their own gradient rows, the others zero"""
     ids1 = np.array([3, 1])
     return [
         bwd("ids [3, 1] with V = 5", ids1, np.array([[1.0, 2.0], [3.0, 4.0]]), 5),
@@ -262,7 +267,9 @@ def _distinct_cases():
     ]
 
 
-def _repeat_cases():
+@check("test_backward_repeated", BWD, backward_judge)
+def backward_repeated():
+    """embedding_backward: repeated ids accumulate (sum) their gradients"""
     zipf = _zipf(300, 100, 130)
     same = np.full(500, 7)
     return [
@@ -284,7 +291,9 @@ def _repeat_cases():
     ]
 
 
-def _batch_cases():
+@check("test_backward_batch_shapes", BWD, backward_judge)
+def backward_batch_shapes():
+    """embedding_backward: ids of any shape (2-D, 3-D, 0-d)"""
     ids2 = _distinct((4, 6), 40, 140)
     ids3 = _distinct((2, 3, 4), 30, 141)
     return [
@@ -295,7 +304,9 @@ def _batch_cases():
     ]
 
 
-def _edge_cases():
+@check("test_backward_edge_cases", BWD, backward_judge)
+def backward_edge():
+    """embedding_backward: empty ids, V = 1, boundary rows and narrow integer ids"""
     return [
         bwd("an empty ids array of shape (0,)", np.array([], dtype=np.int64), np.zeros((0, 3)), 4),
         bwd("empty ids of shape (2, 0)", np.zeros((2, 0), dtype=np.int64), np.zeros((2, 0, 5)), 3),
@@ -311,7 +322,9 @@ def _edge_cases():
     ]
 
 
-def _padding_cases():
+@check("test_backward_padding", BWD, backward_judge)
+def backward_padding():
+    """embedding_backward: the padding row gets no gradient"""
     ids = np.array([1, 3, 3, 2, 3, 0])  # 3 plays the padding token (V = 4)
     g = _grads(ids, 3, 160)
     ids0 = np.array([0, 3, 0, 2, 0, 1])  # 0 plays the padding token
@@ -341,7 +354,9 @@ def _padding_cases():
     ]
 
 
-def _dtype_cases():
+@check("test_backward_dtype", BWD, backward_judge)
+def backward_dtype():
+    """embedding_backward: the result has grad_out's dtype"""
     ids = _distinct(12, 20, 170)
     return [
         bwd("float32 gradients", ids, _grads(ids, 6, 171, np.float32), 20),
@@ -355,91 +370,11 @@ def _dtype_cases():
     ]
 
 
-backward_shape = Check(
-    A,
-    "test_backward_shape",
-    BWD,
-    _shape_cases,
-    _shape_judge,
-    "embedding_backward: the gradient has the table's shape (V, d)",
-)
-backward_distinct = Check(
-    A,
-    "test_backward_distinct",
-    BWD,
-    _distinct_cases,
-    backward_judge,
-    "embedding_backward: distinct ids get their own gradient rows, the others zero",
-)
-backward_repeated = Check(
-    A,
-    "test_backward_repeated",
-    BWD,
-    _repeat_cases,
-    backward_judge,
-    "embedding_backward: repeated ids accumulate (sum) their gradients",
-)
-backward_batch_shapes = Check(
-    A,
-    "test_backward_batch_shapes",
-    BWD,
-    _batch_cases,
-    backward_judge,
-    "embedding_backward: ids of any shape (2-D, 3-D, 0-d)",
-)
-backward_edge = Check(
-    A,
-    "test_backward_edge_cases",
-    BWD,
-    _edge_cases,
-    backward_judge,
-    "embedding_backward: empty ids, V = 1, boundary rows and narrow integer ids",
-)
-backward_padding = Check(
-    A,
-    "test_backward_padding",
-    BWD,
-    _padding_cases,
-    backward_judge,
-    "embedding_backward: the padding row gets no gradient",
-)
-backward_dtype = Check(
-    A,
-    "test_backward_dtype",
-    BWD,
-    _dtype_cases,
-    backward_judge,
-    "embedding_backward: the result has grad_out's dtype",
-)
-
-
 # ------------------------------------------------------------------------------------------
 # Part B: the row-sparse form (rows, values)
 # ------------------------------------------------------------------------------------------
 def rows_case(label, ids, grad_out):
     return Case(label, (ids, grad_out), meta={"arg_names": ["ids", "grad_out"]})
-
-
-def _rows_cases():
-    zipf = _zipf(200, 50, 180)
-    same = np.full(300, 4)
-    ids2 = _ids((3, 5), 8, 181)
-    return [
-        rows_case("the worked example (ids [2, 0, 2])", np.array([2, 0, 2]), WORKED_G.copy()),
-        rows_case(
-            "ids [5, 1, 5, 3, 1, 5] (first occurrences unsorted)",
-            np.array([5, 1, 5, 3, 1, 5]),
-            _grads(np.zeros(6), 2, 182),
-        ),
-        rows_case("the same id 300 times", same, _grads(same, 3, 183)),
-        rows_case("200 Zipf-distributed ids", zipf, _grads(zipf, 4, 184)),
-        rows_case("ids of shape (3, 5)", ids2, _grads(ids2, 3, 185)),
-        rows_case("a 0-d id", np.array(6), _grads(np.array(6), 3, 186)),
-        rows_case(
-            "an empty ids array of shape (0,)", np.array([], dtype=np.int64), np.zeros((0, 2))
-        ),
-        rows_case("float32 gradients", (i := _ids(40, 15, 187)), _grads(i, 5, 188, np.float32)),
-    ]
 
 
 def _rows_models(case):
@@ -509,11 +444,25 @@ def rows_judge(case, got, want):
     return None
 
 
-backward_rows = Check(
-    A,
-    "test_backward_rows",
-    ROWS,
-    _rows_cases,
-    rows_judge,
-    "embedding_backward_rows: sorted distinct rows with their summed gradients",
-)
+@check("test_backward_rows", ROWS, rows_judge)
+def backward_rows():
+    """embedding_backward_rows: sorted distinct rows with their summed gradients"""
+    zipf = _zipf(200, 50, 180)
+    same = np.full(300, 4)
+    ids2 = _ids((3, 5), 8, 181)
+    return [
+        rows_case("the worked example (ids [2, 0, 2])", np.array([2, 0, 2]), WORKED_G.copy()),
+        rows_case(
+            "ids [5, 1, 5, 3, 1, 5] (first occurrences unsorted)",
+            np.array([5, 1, 5, 3, 1, 5]),
+            _grads(np.zeros(6), 2, 182),
+        ),
+        rows_case("the same id 300 times", same, _grads(same, 3, 183)),
+        rows_case("200 Zipf-distributed ids", zipf, _grads(zipf, 4, 184)),
+        rows_case("ids of shape (3, 5)", ids2, _grads(ids2, 3, 185)),
+        rows_case("a 0-d id", np.array(6), _grads(np.array(6), 3, 186)),
+        rows_case(
+            "an empty ids array of shape (0,)", np.array([], dtype=np.int64), np.zeros((0, 2))
+        ),
+        rows_case("float32 gradients", (i := _ids(40, 15, 187)), _grads(i, 5, 188, np.float32)),
+    ]

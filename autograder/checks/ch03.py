@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..framework import Case, Check, Mistake, array_judge
 from .ch02 import _error_hint
 from .data import distinct as _distinct
 from .data import grads as _grads
 from .data import ids as _ids
 from .data import table as _table
 from .data import zipf as _zipf
+from .framework import Case, Mistake, array_judge, checks_for
 
 A = "03_fancy_indexing_trap"
+check = checks_for(A)
 UPD = "sparse_sgd_update_"
 NAMES = ["E", "ids", "grad_out", "lr"]
 
@@ -171,7 +172,9 @@ def in_place_judge(case, got, want):
 WORKED_G = np.array([[1.0, 0.0, -1.0], [0.5, 0.5, 0.5], [2.0, 1.0, 0.0]])
 
 
-def _in_place_cases():
+@check("test_update_in_place", UPD, in_place_judge)
+def update_in_place():
+    """sparse_sgd_update_: E changes in place and the function returns None"""
     ids = _distinct(6, 15, 200)
     return [
         upd(
@@ -191,7 +194,9 @@ def _in_place_cases():
     ]
 
 
-def _distinct_cases():
+@check("test_update_distinct", UPD, update_judge)
+def update_distinct():
+    """sparse_sgd_update_: distinct ids move their own rows, the others stay"""
     ids = _distinct(30, 80, 210)
     return [
         upd(
@@ -212,7 +217,9 @@ def _distinct_cases():
     ]
 
 
-def _repeat_cases():
+@check("test_update_repeated", UPD, update_judge)
+def update_repeated():
+    """sparse_sgd_update_: a repeated id moves by the sum of its gradients"""
     same = np.full(500, 3)
     zipf = _zipf(2000, 300, 220)
     ids2 = _ids((16, 32), 6, 221)
@@ -256,7 +263,9 @@ def _repeat_cases():
     ]
 
 
-def _batch_cases():
+@check("test_update_batch_shapes", UPD, update_judge)
+def update_batch_shapes():
+    """sparse_sgd_update_: ids of any shape (2-D, 3-D, 0-d)"""
     ids2 = _distinct((4, 5), 40, 230)
     ids3 = _distinct((2, 3, 4), 30, 231)
     return [
@@ -273,7 +282,9 @@ def _batch_cases():
     ]
 
 
-def _edge_cases():
+@check("test_update_edge_cases", UPD, update_judge)
+def update_edge():
+    """sparse_sgd_update_: empty ids, lr = 0, V = 1 and narrow integer ids"""
     return [
         upd(
             "an empty ids array of shape (0,)",
@@ -320,7 +331,9 @@ def _edge_cases():
     ]
 
 
-def _float32_cases():
+@check("test_update_float32_and_inputs", UPD, update_judge)
+def update_float32_inputs():
+    """sparse_sgd_update_: float32 tables, and ids and grad_out unchanged"""
     ids = _distinct(10, 25, 260)
     return [
         upd(
@@ -339,53 +352,3 @@ def _float32_cases():
             0.25,
         ),
     ]
-
-
-update_in_place = Check(
-    A,
-    "test_update_in_place",
-    UPD,
-    _in_place_cases,
-    in_place_judge,
-    "sparse_sgd_update_: E changes in place and the function returns None",
-)
-update_distinct = Check(
-    A,
-    "test_update_distinct",
-    UPD,
-    _distinct_cases,
-    update_judge,
-    "sparse_sgd_update_: distinct ids move their own rows, the others stay",
-)
-update_repeated = Check(
-    A,
-    "test_update_repeated",
-    UPD,
-    _repeat_cases,
-    update_judge,
-    "sparse_sgd_update_: a repeated id moves by the sum of its gradients",
-)
-update_batch_shapes = Check(
-    A,
-    "test_update_batch_shapes",
-    UPD,
-    _batch_cases,
-    update_judge,
-    "sparse_sgd_update_: ids of any shape (2-D, 3-D, 0-d)",
-)
-update_edge = Check(
-    A,
-    "test_update_edge_cases",
-    UPD,
-    _edge_cases,
-    update_judge,
-    "sparse_sgd_update_: empty ids, lr = 0, V = 1 and narrow integer ids",
-)
-update_float32_inputs = Check(
-    A,
-    "test_update_float32_and_inputs",
-    UPD,
-    _float32_cases,
-    update_judge,
-    "sparse_sgd_update_: float32 tables, and ids and grad_out unchanged",
-)

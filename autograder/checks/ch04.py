@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..framework import Case, Check, Mistake, array_judge, common_problems, shape_judge
 from .data import table as _table
+from .framework import Case, Mistake, array_judge, checks_for, common_problems, shape_judge
 
 A = "04_bags"
+check = checks_for(A)
 FWD_NAMES = ["E", "ids", "offsets"]
 BWD_NAMES = ["ids", "offsets", "grad_out", "V"]
 WORKED_IDS = np.array([4, 1, 1, 7, 2])
@@ -380,7 +381,20 @@ def _worked_table():
     return _table(8, 3, 100)
 
 
-def _mean_shape_cases():
+def _grad(B, d, seed, dtype=np.float64):
+    return np.random.default_rng(seed).standard_normal((B, d)).astype(dtype)
+
+
+# --------------------------------------------------------------------------------------------
+# Checks, one per test cell
+# --------------------------------------------------------------------------------------------
+@check(
+    "test_bag_mean_shape",
+    "embedding_bag_mean",
+    _shape_judge("embedding_bag_mean", FWD_MISTAKES[-2:-1]),
+)
+def mean_shape():
+    """embedding_bag_mean: one row per bag, shape (B, d)"""
     ids, offs = _bags(_random_sizes(7, 111), 20, 112)
     return [
         fwd(
@@ -395,7 +409,9 @@ def _mean_shape_cases():
     ]
 
 
-def _mean_value_cases():
+@check("test_bag_mean_values", "embedding_bag_mean", mean_judge)
+def mean_values():
+    """embedding_bag_mean: row b is the mean of bag b's rows"""
     ids1, offs1 = _bags(_random_sizes(30, 121, 1, 8), 50, 122)
     ids2, offs2 = _bags(_random_sizes(200, 123, 1, 12), 1000, 124)
     ids3, offs3 = _bags([4, 1, 6, 2], 3, 125)  # V = 3: many repeated ids within and across bags
@@ -419,7 +435,9 @@ def _mean_value_cases():
     ]
 
 
-def _mean_empty_cases():
+@check("test_bag_mean_empty_bags", "embedding_bag_mean", mean_judge)
+def mean_empty():
+    """embedding_bag_mean: empty bags give rows of zeros"""
     E = _table(10, 4, 140)
     ids_mid, offs_mid = _bags([2, 0, 3], 10, 141)
     ids_run, offs_run = _bags([3, 0, 0, 0, 2, 2], 10, 142)
@@ -452,7 +470,9 @@ def _mean_empty_cases():
     ]
 
 
-def _mean_dtype_cases():
+@check("test_bag_mean_dtype", "embedding_bag_mean", mean_judge)
+def mean_dtype():
+    """embedding_bag_mean: the result keeps E's dtype; inputs are not modified"""
     ids, offs = _bags(_random_sizes(12, 151, 1, 6), 30, 152)
     ids_e, offs_e = _bags([3, 0, 2], 30, 153)
     return [
@@ -465,11 +485,13 @@ def _mean_dtype_cases():
     ]
 
 
-def _grad(B, d, seed, dtype=np.float64):
-    return np.random.default_rng(seed).standard_normal((B, d)).astype(dtype)
-
-
-def _bwd_shape_cases():
+@check(
+    "test_bag_backward_shape",
+    "embedding_bag_backward",
+    _shape_judge("embedding_bag_backward", BWD_MISTAKES[:1]),
+)
+def backward_shape():
+    """embedding_bag_backward: one row per row of the table, shape (V, d)"""
     ids, offs = _bags(_random_sizes(6, 211), 15, 212)
     return [
         bwd(
@@ -492,7 +514,9 @@ def _bwd_shape_cases():
     ]
 
 
-def _bwd_mean_cases():
+@check("test_bag_backward_mean", "embedding_bag_backward", backward_judge)
+def backward_mean():
+    """embedding_bag_backward, mode="mean": each id gets its bag's gradient over the bag size"""
     ids1, offs1 = _bags(_random_sizes(25, 221, 1, 8), 40, 222)
     ids2, offs2 = _bags(_random_sizes(150, 223, 1, 10), 600, 224)
     ids3, offs3 = _bags([5, 2, 4, 3], 4, 225)
@@ -525,7 +549,9 @@ def _bwd_mean_cases():
     ]
 
 
-def _bwd_sum_cases():
+@check("test_bag_backward_sum", "embedding_bag_backward", backward_judge)
+def backward_sum():
+    """embedding_bag_backward, mode="sum": each id gets its bag's whole gradient"""
     ids1, offs1 = _bags(_random_sizes(25, 241, 1, 8), 40, 242)
     ids3, offs3 = _bags([5, 2, 4, 3], 4, 243)
     return [
@@ -564,7 +590,9 @@ def _bwd_sum_cases():
     ]
 
 
-def _bwd_empty_cases():
+@check("test_bag_backward_empty_bags", "embedding_bag_backward", backward_judge)
+def backward_empty():
+    """embedding_bag_backward: empty bags contribute nothing"""
     ids_mid, offs_mid = _bags([2, 0, 3], 10, 251)
     ids_run, offs_run = _bags([3, 0, 0, 0, 2, 2], 10, 252)
     ids_many, offs_many = _bags(_random_sizes(40, 253, 1, 5, p_empty=0.3), 12, 254)
@@ -616,7 +644,9 @@ def _bwd_empty_cases():
     ]
 
 
-def _bwd_dtype_cases():
+@check("test_bag_backward_dtype", "embedding_bag_backward", backward_judge)
+def backward_dtype():
+    """embedding_bag_backward: the result keeps grad_out's dtype; inputs are not modified"""
     ids, offs = _bags(_random_sizes(10, 271, 1, 6), 30, 272)
     return [
         bwd("float32 grad_out", ids, offs, _grad(10, 4, 270, np.float32), 30),
@@ -634,7 +664,9 @@ def _bwd_dtype_cases():
     ]
 
 
-def _bwd_mode_cases():
+@check("test_bag_backward_mode", "embedding_bag_backward", _mode_judge)
+def backward_mode():
+    """embedding_bag_backward: an unknown mode raises ValueError"""
     ids, offs = WORKED_IDS, WORKED_OFFSETS
     return [
         Case(
@@ -645,88 +677,3 @@ def _bwd_mode_cases():
         )
         for m in ("max", "avg", "")
     ]
-
-
-# --------------------------------------------------------------------------------------------
-# Checks, one per test cell
-# --------------------------------------------------------------------------------------------
-mean_shape = Check(
-    A,
-    "test_bag_mean_shape",
-    "embedding_bag_mean",
-    _mean_shape_cases,
-    _shape_judge("embedding_bag_mean", FWD_MISTAKES[-2:-1]),
-    "embedding_bag_mean: one row per bag, shape (B, d)",
-)
-mean_values = Check(
-    A,
-    "test_bag_mean_values",
-    "embedding_bag_mean",
-    _mean_value_cases,
-    mean_judge,
-    "embedding_bag_mean: row b is the mean of bag b's rows",
-)
-mean_empty = Check(
-    A,
-    "test_bag_mean_empty_bags",
-    "embedding_bag_mean",
-    _mean_empty_cases,
-    mean_judge,
-    "embedding_bag_mean: empty bags give rows of zeros",
-)
-mean_dtype = Check(
-    A,
-    "test_bag_mean_dtype",
-    "embedding_bag_mean",
-    _mean_dtype_cases,
-    mean_judge,
-    "embedding_bag_mean: the result keeps E's dtype; inputs are not modified",
-)
-backward_shape = Check(
-    A,
-    "test_bag_backward_shape",
-    "embedding_bag_backward",
-    _bwd_shape_cases,
-    _shape_judge("embedding_bag_backward", BWD_MISTAKES[:1]),
-    "embedding_bag_backward: one row per row of the table, shape (V, d)",
-)
-backward_mean = Check(
-    A,
-    "test_bag_backward_mean",
-    "embedding_bag_backward",
-    _bwd_mean_cases,
-    backward_judge,
-    'embedding_bag_backward, mode="mean": each id gets its bag\'s gradient over the bag size',
-)
-backward_sum = Check(
-    A,
-    "test_bag_backward_sum",
-    "embedding_bag_backward",
-    _bwd_sum_cases,
-    backward_judge,
-    'embedding_bag_backward, mode="sum": each id gets its bag\'s whole gradient',
-)
-backward_empty = Check(
-    A,
-    "test_bag_backward_empty_bags",
-    "embedding_bag_backward",
-    _bwd_empty_cases,
-    backward_judge,
-    "embedding_bag_backward: empty bags contribute nothing",
-)
-backward_dtype = Check(
-    A,
-    "test_bag_backward_dtype",
-    "embedding_bag_backward",
-    _bwd_dtype_cases,
-    backward_judge,
-    "embedding_bag_backward: the result keeps grad_out's dtype; inputs are not modified",
-)
-backward_mode = Check(
-    A,
-    "test_bag_backward_mode",
-    "embedding_bag_backward",
-    _bwd_mode_cases,
-    _mode_judge,
-    "embedding_bag_backward: an unknown mode raises ValueError",
-)

@@ -12,13 +12,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import reference
-from ..framework import Case, Check, Mistake, close, common_problems, differing_rows, fmt, tolerance
+from . import reference
 from .data import distinct as _distinct
 from .data import ids as _ids
 from .data import table as _table
+from .framework import (
+    Case,
+    Mistake,
+    checks_for,
+    close,
+    common_problems,
+    differing_rows,
+    fmt,
+    tolerance,
+)
 
 A = "05_weight_tying"
+check = checks_for(A)
 UNTIED_ARGS = ["E_in", "W_out", "x", "y"]
 TIED_ARGS = ["E", "x", "y"]
 
@@ -288,7 +298,17 @@ def tuple_judge(fname: str, names: list[str], mistakes=(), check_types: bool = F
 # --------------------------------------------------------------------------------------------
 # Cases
 # --------------------------------------------------------------------------------------------
-def _untied_cases():
+
+
+UNTIED = "untied_bigram_loss_grad"
+TIED = "tied_bigram_loss_grad"
+untied_judge = tuple_judge(UNTIED, ["loss", "dE_in", "dW_out"], UNTIED_MISTAKES)
+tied_judge = tuple_judge(TIED, ["loss", "dE"], TIED_MISTAKES)
+
+
+@check("test_untied", UNTIED, untied_judge)
+def untied():
+    """untied_bigram_loss_grad: the loss and both tables' gradients"""
     return [
         untied_case(
             "the visible example (x = [0, 2, 0])", WORKED, WORKED_OUT, [0, 2, 0], [1, 0, 2]
@@ -318,7 +338,9 @@ def _untied_cases():
     ]
 
 
-def _tied_value_cases():
+@check("test_tied_values", TIED, tied_judge)
+def tied_values():
+    """tied_bigram_loss_grad: the loss, and dE as the output path plus the input path"""
     return [
         tied_case("the visible example (x = [0, 2], y = [1, 0])", WORKED, [0, 2], [1, 0]),
         tied_case(
@@ -348,7 +370,9 @@ def _tied_value_cases():
     ]
 
 
-def _tied_repeat_cases():
+@check("test_tied_repeated", TIED, tied_judge)
+def tied_repeated():
+    """tied_bigram_loss_grad: a repeated input id collects the input path once per occurrence"""
     return [
         tied_case("the visible example (x = [2, 2, 0])", WORKED, [2, 2, 0], [0, 1, 2]),
         tied_case(
@@ -373,7 +397,9 @@ def _tied_repeat_cases():
     ]
 
 
-def _tied_large_cases():
+@check("test_tied_large_logits", TIED, tied_judge)
+def tied_large_logits():
+    """tied_bigram_loss_grad: logits too large for a naive softmax"""
     E1 = 40.0 * WORKED
     x2 = _distinct(10, 20, 51)
     x3 = _distinct(8, 15, 53)
@@ -406,7 +432,9 @@ def _tied_large_cases():
     ]
 
 
-def _tied_type_cases():
+@check("test_tied_types", TIED, tuple_judge(TIED, ["loss", "dE"], TIED_MISTAKES, check_types=True))
+def tied_types():
+    """tied_bigram_loss_grad: a Python float loss and dE in E's dtype (N = 1, V = 1, narrow ids)"""
     E32 = np.random.default_rng(0).standard_normal((6, 3)).astype(np.float32)
     return [
         tied_case("the visible float32 example", E32, [5, 1, 1], [0, 2, 5]),
@@ -425,50 +453,3 @@ def _tied_type_cases():
             "uint8 ids", _table(10, 3, 68), _ids(12, 10, 69, np.uint8), _ids(12, 10, 70, np.uint8)
         ),
     ]
-
-
-UNTIED = "untied_bigram_loss_grad"
-TIED = "tied_bigram_loss_grad"
-untied_judge = tuple_judge(UNTIED, ["loss", "dE_in", "dW_out"], UNTIED_MISTAKES)
-tied_judge = tuple_judge(TIED, ["loss", "dE"], TIED_MISTAKES)
-
-untied = Check(
-    A,
-    "test_untied",
-    UNTIED,
-    _untied_cases,
-    untied_judge,
-    "untied_bigram_loss_grad: the loss and both tables' gradients",
-)
-tied_values = Check(
-    A,
-    "test_tied_values",
-    TIED,
-    _tied_value_cases,
-    tied_judge,
-    "tied_bigram_loss_grad: the loss, and dE as the output path plus the input path",
-)
-tied_repeated = Check(
-    A,
-    "test_tied_repeated",
-    TIED,
-    _tied_repeat_cases,
-    tied_judge,
-    "tied_bigram_loss_grad: a repeated input id collects the input path once per occurrence",
-)
-tied_large_logits = Check(
-    A,
-    "test_tied_large_logits",
-    TIED,
-    _tied_large_cases,
-    tied_judge,
-    "tied_bigram_loss_grad: logits too large for a naive softmax",
-)
-tied_types = Check(
-    A,
-    "test_tied_types",
-    TIED,
-    _tied_type_cases,
-    tuple_judge(TIED, ["loss", "dE"], TIED_MISTAKES, check_types=True),
-    "tied_bigram_loss_grad: a Python float loss and dE in E's dtype (N = 1, V = 1, narrow ids)",
-)

@@ -26,9 +26,19 @@ import math
 
 import numpy as np
 
-from ..framework import Case, Check, CheckResult, Mistake, Outcome, array_judge, common_problems
+from .framework import (
+    Case,
+    Check,
+    CheckResult,
+    Mistake,
+    Outcome,
+    array_judge,
+    checks_for,
+    common_problems,
+)
 
 A = "06_init_scale"
+check = checks_for(A)
 INIT_NAMES = ["V", "d", "scheme", "rng"]
 Z = 6.0  # standard errors allowed for every statistic (see the module docstring)
 
@@ -85,26 +95,6 @@ def _contract_judge(case, got, want):
             "like nn.Embedding's weight (convert with .astype(np.float32))."
         )
     return None
-
-
-def _contract_cases():
-    cases = [
-        init_case(5, 3, "gpt2", 100),
-        init_case(1, 1, "pytorch", 101),
-        init_case(7, 1, "transformer", 102),
-        init_case(0, 4, "pytorch", 103),
-        init_case(3, 768, "transformer", 104),
-        init_case(40, 16, "gpt2", 105),
-    ]
-    for scheme in ["xavier", "GPT-2", ""]:
-        cases.append(
-            Case(
-                f"the unknown scheme {scheme!r}",
-                (4, 4, scheme, np.random.default_rng(106)),
-                meta={"arg_names": INIT_NAMES, "expect_error": True},
-            )
-        )
-    return cases
 
 
 # --------------------------------------------------------------------------------------------
@@ -183,19 +173,6 @@ def _scale_judge(case, got, want):
     )
 
 
-def _scale_cases():
-    return [
-        init_case(2000, 64, "pytorch", 200),
-        init_case(250, 512, "pytorch", 201),
-        init_case(2000, 64, "gpt2", 202),
-        init_case(125, 768, "gpt2", 203),
-        init_case(8000, 16, "transformer", 204),
-        init_case(2000, 64, "transformer", 205),
-        init_case(125, 1024, "transformer", 206),
-        init_case(32, 4096, "transformer", 207),
-    ]
-
-
 # --------------------------------------------------------------------------------------------
 # test_init_distribution: centred and normal (independently of the scale)
 # --------------------------------------------------------------------------------------------
@@ -233,14 +210,6 @@ def _distribution_judge(case, got, want):
             f"{g2:.3f}, a normal distribution has 0 (within {Z * math.sqrt(24.0 / n):.3f} here)."
         )
     return None
-
-
-def _distribution_cases():
-    return [
-        init_case(2000, 64, "pytorch", 300),
-        init_case(1000, 128, "gpt2", 301),
-        init_case(500, 256, "transformer", 302),
-    ]
 
 
 # --------------------------------------------------------------------------------------------
@@ -379,7 +348,66 @@ def _row_judge(case, got, want):
     return _row_values(case, got, want)
 
 
-def _row_small_cases():
+@check("test_init_contract", "init_embedding", _contract_judge)
+def init_contract():
+    """init_embedding: shape (V, d), dtype float32, ValueError for an unknown scheme"""
+    cases = [
+        init_case(5, 3, "gpt2", 100),
+        init_case(1, 1, "pytorch", 101),
+        init_case(7, 1, "transformer", 102),
+        init_case(0, 4, "pytorch", 103),
+        init_case(3, 768, "transformer", 104),
+        init_case(40, 16, "gpt2", 105),
+    ]
+    for scheme in ["xavier", "GPT-2", ""]:
+        cases.append(
+            Case(
+                f"the unknown scheme {scheme!r}",
+                (4, 4, scheme, np.random.default_rng(106)),
+                meta={"arg_names": INIT_NAMES, "expect_error": True},
+            )
+        )
+    return cases
+
+
+@check("test_init_scale", "init_embedding", _scale_judge)
+def init_scale():
+    """init_embedding: each scheme's standard deviation (1, 0.02, 1/sqrt(d))"""
+    return [
+        init_case(2000, 64, "pytorch", 200),
+        init_case(250, 512, "pytorch", 201),
+        init_case(2000, 64, "gpt2", 202),
+        init_case(125, 768, "gpt2", 203),
+        init_case(8000, 16, "transformer", 204),
+        init_case(2000, 64, "transformer", 205),
+        init_case(125, 1024, "transformer", 206),
+        init_case(32, 4096, "transformer", 207),
+    ]
+
+
+@check("test_init_distribution", "init_embedding", _distribution_judge)
+def init_distribution():
+    """init_embedding: normal entries with mean 0"""
+    return [
+        init_case(2000, 64, "pytorch", 300),
+        init_case(1000, 128, "gpt2", 301),
+        init_case(500, 256, "transformer", 302),
+    ]
+
+
+init_uses_rng = SeedCheck(
+    A,
+    "test_init_uses_rng",
+    "init_embedding",
+    _rng_cases,
+    _rng_judge,
+    "init_embedding: every number comes from the rng argument",
+)
+
+
+@check("test_row_length_small_d", "expected_row_length", _row_judge)
+def row_length_small():
+    """expected_row_length: the exact chi mean for small d"""
     return [
         row_case(d, s)
         for d, s in [
@@ -395,7 +423,9 @@ def _row_small_cases():
     ]
 
 
-def _row_large_cases():
+@check("test_row_length_large_d", "expected_row_length", _row_judge)
+def row_length_large():
+    """expected_row_length: the exact chi mean for real widths, without overflow"""
     return [
         row_case(d, s)
         for d, s in [
@@ -409,53 +439,3 @@ def _row_large_cases():
             (20000, 1.0),
         ]
     ]
-
-
-init_contract = Check(
-    A,
-    "test_init_contract",
-    "init_embedding",
-    _contract_cases,
-    _contract_judge,
-    "init_embedding: shape (V, d), dtype float32, ValueError for an unknown scheme",
-)
-init_scale = Check(
-    A,
-    "test_init_scale",
-    "init_embedding",
-    _scale_cases,
-    _scale_judge,
-    "init_embedding: each scheme's standard deviation (1, 0.02, 1/sqrt(d))",
-)
-init_distribution = Check(
-    A,
-    "test_init_distribution",
-    "init_embedding",
-    _distribution_cases,
-    _distribution_judge,
-    "init_embedding: normal entries with mean 0",
-)
-init_uses_rng = SeedCheck(
-    A,
-    "test_init_uses_rng",
-    "init_embedding",
-    _rng_cases,
-    _rng_judge,
-    "init_embedding: every number comes from the rng argument",
-)
-row_length_small = Check(
-    A,
-    "test_row_length_small_d",
-    "expected_row_length",
-    _row_small_cases,
-    _row_judge,
-    "expected_row_length: the exact chi mean for small d",
-)
-row_length_large = Check(
-    A,
-    "test_row_length_large_d",
-    "expected_row_length",
-    _row_large_cases,
-    _row_judge,
-    "expected_row_length: the exact chi mean for real widths, without overflow",
-)

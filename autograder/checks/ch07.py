@@ -16,9 +16,10 @@ implementation (``V ** 0.25``, ``math.sqrt(math.sqrt(V))``, ``np.power``, ``roun
 
 from __future__ import annotations
 
-from ..framework import Case, Check, common_problems
+from .framework import Case, checks_for, common_problems
 
 A = "07_choosing_d"
+check = checks_for(A)
 COST_NAMES = ["V", "d", "tied", "factor_m"]
 INT32_MAX = 2**31 - 1
 
@@ -85,18 +86,6 @@ def _tied_judge(case, got, want):
     return f"table_cost returned {gp:,} parameters for {case.label}; expected {wp:,}."
 
 
-def _tied_cases():
-    return [
-        cost_case(128256, 4096, True, name="Llama 3's vocabulary and width, tied"),
-        cost_case(128256, 4096, False, name="Llama-3-8B, untied"),
-        cost_case(30522, 768, True, name="BERT-base"),
-        cost_case(50257, 768, True, name="GPT-2 small"),
-        cost_case(10, 3, False),
-        cost_case(1, 1, True),
-        cost_case(7, 5, False),
-    ]
-
-
 # --------------------------------------------------------------------------------------------
 # test_cost_bytes
 # --------------------------------------------------------------------------------------------
@@ -142,15 +131,6 @@ def _bytes_judge(case, got, want):
     return f"table_cost returned {gb:,} bytes for {gp:,} parameters for {case.label}; expected 16 * params = {16 * gp:,}."
 
 
-def _bytes_cases():
-    return [
-        cost_case(128256, 4096, True, name="Llama 3's vocabulary and width, tied"),
-        cost_case(30522, 768, False, name="BERT-base, untied"),
-        cost_case(30000, 4096, True, 128, name="ALBERT-style"),
-        cost_case(10, 3, True),
-    ]
-
-
 # --------------------------------------------------------------------------------------------
 # test_cost_factorized
 # --------------------------------------------------------------------------------------------
@@ -184,17 +164,6 @@ def _factor_judge(case, got, want):
     return f"table_cost returned {gp:,} parameters for {case.label}; expected {wp:,} = {n} x ({V} x {m} + {m} x {d})."
 
 
-def _factor_cases():
-    return [
-        cost_case(30000, 4096, True, 128, name="ALBERT-style"),
-        cost_case(30000, 128, True, 128, name="m = d"),
-        cost_case(128256, 4096, False, 256),
-        cost_case(50257, 768, True, 64),
-        cost_case(10, 6, False, 2),
-        cost_case(1000, 12, True, 3),
-    ]
-
-
 # --------------------------------------------------------------------------------------------
 # test_cost_python_ints
 # --------------------------------------------------------------------------------------------
@@ -226,17 +195,6 @@ def _ints_judge(case, got, want):
             "ints (numpy integers have fixed sizes and can overflow): wrap them in int(...)."
         )
     return None
-
-
-def _ints_cases():
-    return [
-        cost_case(128256, 4096, False, name="Llama-3-8B, untied"),
-        cost_case(50257, 12288, True, name="GPT-3"),
-        cost_case(256000, 16384, False, name="a 256,000-id vocabulary at width 16,384, untied"),
-        cost_case(3000000, 300, False, name="word2vec's Google News vocabulary, two tables"),
-        cost_case(30000, 4096, True, 128, name="ALBERT-style"),
-        cost_case(10, 3, True),
-    ]
 
 
 # --------------------------------------------------------------------------------------------
@@ -314,7 +272,71 @@ def _contract_judge(case, got, want):
     return None
 
 
-def _contract_cases():
+@check("test_cost_tied", "table_cost", _tied_judge)
+def cost_tied():
+    """table_cost: one stored table when tied, two when untied"""
+    return [
+        cost_case(128256, 4096, True, name="Llama 3's vocabulary and width, tied"),
+        cost_case(128256, 4096, False, name="Llama-3-8B, untied"),
+        cost_case(30522, 768, True, name="BERT-base"),
+        cost_case(50257, 768, True, name="GPT-2 small"),
+        cost_case(10, 3, False),
+        cost_case(1, 1, True),
+        cost_case(7, 5, False),
+    ]
+
+
+@check("test_cost_bytes", "table_cost", _bytes_judge)
+def cost_bytes():
+    """table_cost: 16 bytes per parameter (weight, gradient, two Adam moments)"""
+    return [
+        cost_case(128256, 4096, True, name="Llama 3's vocabulary and width, tied"),
+        cost_case(30522, 768, False, name="BERT-base, untied"),
+        cost_case(30000, 4096, True, 128, name="ALBERT-style"),
+        cost_case(10, 3, True),
+    ]
+
+
+@check("test_cost_factorized", "table_cost", _factor_judge)
+def cost_factorized():
+    """table_cost: a factorized table is V x m plus an m x d projection"""
+    return [
+        cost_case(30000, 4096, True, 128, name="ALBERT-style"),
+        cost_case(30000, 128, True, 128, name="m = d"),
+        cost_case(128256, 4096, False, 256),
+        cost_case(50257, 768, True, 64),
+        cost_case(10, 6, False, 2),
+        cost_case(1000, 12, True, 3),
+    ]
+
+
+@check("test_cost_python_ints", "table_cost", _ints_judge)
+def cost_python_ints():
+    """table_cost: a tuple of two Python ints, exact beyond 32 bits"""
+    return [
+        cost_case(128256, 4096, False, name="Llama-3-8B, untied"),
+        cost_case(50257, 12288, True, name="GPT-3"),
+        cost_case(256000, 16384, False, name="a 256,000-id vocabulary at width 16,384, untied"),
+        cost_case(3000000, 300, False, name="word2vec's Google News vocabulary, two tables"),
+        cost_case(30000, 4096, True, 128, name="ALBERT-style"),
+        cost_case(10, 3, True),
+    ]
+
+
+suggest_tf = check(
+    "test_suggest_tf", "suggest_dim", _rule_judge, "suggest_dim: the 'tf' rule, round(V ** 0.25)"
+)(lambda: [dim_case(V, "tf") for V in TF_VS])
+suggest_fastai = check(
+    "test_suggest_fastai",
+    "suggest_dim",
+    _rule_judge,
+    "suggest_dim: the 'fastai' rule, min(600, round(1.6 * V ** 0.56))",
+)(lambda: [dim_case(V, "fastai") for V in FASTAI_VS])
+
+
+@check("test_suggest_contract", "suggest_dim", _contract_judge)
+def suggest_contract():
+    """suggest_dim: an int, and ValueError for an unknown rule"""
     cases = [
         dim_case(V, rule)
         for V, rule in [
@@ -334,61 +356,3 @@ def _contract_cases():
             )
         )
     return cases
-
-
-cost_tied = Check(
-    A,
-    "test_cost_tied",
-    "table_cost",
-    _tied_cases,
-    _tied_judge,
-    "table_cost: one stored table when tied, two when untied",
-)
-cost_bytes = Check(
-    A,
-    "test_cost_bytes",
-    "table_cost",
-    _bytes_cases,
-    _bytes_judge,
-    "table_cost: 16 bytes per parameter (weight, gradient, two Adam moments)",
-)
-cost_factorized = Check(
-    A,
-    "test_cost_factorized",
-    "table_cost",
-    _factor_cases,
-    _factor_judge,
-    "table_cost: a factorized table is V x m plus an m x d projection",
-)
-cost_python_ints = Check(
-    A,
-    "test_cost_python_ints",
-    "table_cost",
-    _ints_cases,
-    _ints_judge,
-    "table_cost: a tuple of two Python ints, exact beyond 32 bits",
-)
-suggest_tf = Check(
-    A,
-    "test_suggest_tf",
-    "suggest_dim",
-    lambda: [dim_case(V, "tf") for V in TF_VS],
-    _rule_judge,
-    "suggest_dim: the 'tf' rule, round(V ** 0.25)",
-)
-suggest_fastai = Check(
-    A,
-    "test_suggest_fastai",
-    "suggest_dim",
-    lambda: [dim_case(V, "fastai") for V in FASTAI_VS],
-    _rule_judge,
-    "suggest_dim: the 'fastai' rule, min(600, round(1.6 * V ** 0.56))",
-)
-suggest_contract = Check(
-    A,
-    "test_suggest_contract",
-    "suggest_dim",
-    _contract_cases,
-    _contract_judge,
-    "suggest_dim: an int, and ValueError for an unknown rule",
-)

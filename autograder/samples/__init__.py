@@ -21,8 +21,9 @@ import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import notebooks, reference
-from ..paths import GRADING, assignments, release_notebook, source_notebook
+from .. import nb
+from ..checks import reference
+from ..course import GRADING, assignments, release_notebook
 
 
 @dataclass
@@ -38,11 +39,7 @@ def module(assignment: str):
 
 def reference_sources(assignment: str) -> dict[str, str]:
     """function (answer cell grade_id) -> the reference source, solution markers removed."""
-    nb = notebooks.read(source_notebook(assignment))
-    return {
-        cell["metadata"]["nbgrader"]["grade_id"]: reference.strip_markers(notebooks.source(cell))
-        for cell in reference.solution_cells(nb)
-    }
+    return reference.sources(assignment)
 
 
 def answer_cell_ids(assignment: str) -> list[str]:
@@ -54,15 +51,15 @@ def build(assignment: str, sources: dict[str, str] | None) -> dict:
 
     Answer cells not named in ``sources`` get the reference, so a sample isolates one function.
     """
-    nb = notebooks.read(release_notebook(assignment))
+    notebook = nb.read(release_notebook(assignment))
     if sources is None:
-        return nb
+        return notebook
     filled = {**reference_sources(assignment), **sources}
-    for cell in nb["cells"]:
-        gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-        if gid in filled and cell["metadata"]["nbgrader"].get("solution"):
-            cell["source"] = notebooks.split_lines(filled[gid].strip("\n"))
-    return nb
+    for cell in notebook["cells"]:
+        gid = nb.grade_id(cell)
+        if gid in filled and nb.is_solution(cell):
+            cell["source"] = nb.split_lines(filled[gid].strip("\n"))
+    return notebook
 
 
 def demo_students(assignment: str) -> dict[str, dict]:
@@ -80,9 +77,9 @@ def install(dest: Path | None = None, only: list[str] | None = None) -> list[Pat
     dest = dest or GRADING / "submitted"
     written = []
     for a in only or assignments():
-        for student, nb in demo_students(a).items():
+        for student, notebook in demo_students(a).items():
             path = dest / student / a / f"{a}.ipynb"
-            notebooks.write(nb, path)
+            nb.write(notebook, path)
             written.append(path)
     return written
 

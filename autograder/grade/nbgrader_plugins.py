@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from nbgrader.preprocessors import ClearHiddenTests
 
+from ..nb import strip_hidden
+
 
 class HideHiddenTests(ClearHiddenTests):
     """Remove hidden-test regions from every code cell and reduce tracebacks to one line."""
@@ -25,18 +27,3 @@ class HideHiddenTests(ClearHiddenTests):
                 if out.get("output_type") == "error":
                     out["traceback"] = [f"{out.get('ename', 'Error')}: {out.get('evalue', '')}"]
         return cell, resources
-
-
-def strip_hidden(
-    source: str, begin: str = "BEGIN HIDDEN TESTS", end: str = "END HIDDEN TESTS"
-) -> str:
-    """The source without its hidden-test regions (an unterminated one runs to the end)."""
-    keep, inside = [], False
-    for line in source.split("\n"):
-        if begin in line:
-            inside = True
-        elif end in line:
-            inside = False
-        elif not inside:
-            keep.append(line)
-    return "\n".join(keep)

@@ -16,8 +16,8 @@ inputs the grader hands it. The kernel talks to the grader over unix sockets in 
 ``MemoryError`` (or a dead kernel), never into trouble for the machine.
 
 Where bubblewrap is missing or cannot run (some containers forbid namespaces), :func:`probe`
-says why and the kernel runs without the sandbox, with a loud warning: the verdict is still taken
-outside the kernel, but the student's code can then read the disk.
+says why and ``make grade`` stops before grading anything (:func:`refusal` gives the fixes).
+Grading without the sandbox happens only when the instructor asks for it explicitly.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from .paths import ROOT
+from ..course import ROOT
 
 GIB = 1024**3
 # Inside the sandbox: OpenBLAS and friends start one thread per core and reserve address space
@@ -84,9 +84,39 @@ def hidden_dirs() -> list[Path]:
     return sorted(hidden, key=lambda p: len(p.parts))
 
 
+def interpreter_paths() -> list[Path]:
+    """Every path the kernel command goes through to reach its interpreter, as written and as
+    resolved: the venv (which may be a symbolic link, or live outside the course), its bin/, and
+    the Python installation the venv points to (which may link into /usr or a home folder)."""
+    exe = Path(os.path.abspath(sys.executable))
+    paths = {Path(sys.prefix), Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}
+    paths |= {exe.parent, Path(os.path.realpath(exe)).parent}
+    return sorted(paths, key=lambda p: (len(p.parts), str(p)))
+
+
+def bind_back(hidden: list[Path]) -> list[tuple[Path, Path]]:
+    """(source on the host, place in the sandbox) for each interpreter path a hidden folder
+    covers; bound read-only after the hidden folders are blanked."""
+    binds: list[tuple[Path, Path]] = []
+    for dest in interpreter_paths():
+        inside = any(dest.is_relative_to(h) and dest != h for h in hidden)
+        covered = any(dest.is_relative_to(b) for _, b in binds)
+        if inside and not covered:
+            binds.append((Path(os.path.realpath(dest)), dest))
+    return binds
+
+
+def tool(name: str) -> str:
+    """The absolute path of a command found on PATH (the sandbox's tools are looked up there)."""
+    found = shutil.which(name)
+    if found is None:
+        raise KernelError(f"{name} is not on PATH")
+    return found
+
+
 def _bwrap_args(scratch: Path, limits: Limits) -> list[str]:
     args = [
-        "bwrap",
+        tool("bwrap"),
         "--ro-bind", "/", "/",
         "--dev", "/dev",
         "--proc", "/proc",
@@ -98,18 +128,8 @@ def _bwrap_args(scratch: Path, limits: Limits) -> list[str]:
     # The venv, and the interpreter it points to, may live inside a hidden folder: bound back,
     # read-only (the editable install's .pth still points into the course: `import autograder`
     # fails in the kernel, as it should; the kernel needs numpy only).
-    exe_dirs = {
-        venv_root(),
-        Path(sys.base_prefix).resolve(),
-        Path(os.path.realpath(sys.executable)).parent,
-    }
-    bound: list[Path] = []
-    for d in sorted(exe_dirs, key=lambda p: len(p.parts)):
-        if any(d.is_relative_to(h) and d != h for h in hidden) and not any(
-            d.is_relative_to(b) for b in bound
-        ):
-            args += ["--ro-bind", str(d), str(d)]
-            bound.append(d)
+    for src, dest in bind_back(hidden):
+        args += ["--ro-bind", str(src), str(dest)]
     args += [
         "--bind", str(scratch), str(scratch),
         "--chdir", str(scratch),
@@ -121,18 +141,41 @@ def _bwrap_args(scratch: Path, limits: Limits) -> list[str]:
 
 
 def _prlimit_args(limits: Limits) -> list[str]:
-    return ["prlimit", f"--as={limits.memory_bytes}", f"--fsize={limits.file_bytes}", "--core=0"]
+    return [
+        tool("prlimit"),
+        f"--as={limits.memory_bytes}",
+        f"--fsize={limits.file_bytes}",
+        "--core=0",
+    ]
+
+
+def no_sandbox_requested() -> bool:
+    """The instructor opted out with COURSE_GRADE_NO_SANDBOX=1 (any other value: sandboxed)."""
+    return os.environ.get("COURSE_GRADE_NO_SANDBOX") == "1"
+
+
+FIXES = """\
+What to do:
+  * install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap);
+  * allow unprivileged user namespaces (Ubuntu 23.10+ restricts them with AppArmor:
+    sysctl kernel.apparmor_restrict_unprivileged_userns=0, or an AppArmor profile for bwrap;
+    elsewhere: sysctl kernel.unprivileged_userns_clone=1 / user.max_user_namespaces > 0);
+  * grade on Linux (macOS and Windows: a Linux VM or container that allows user namespaces);
+  * or grade WITHOUT the sandbox, knowing that student code can then read the solutions and
+    write files: make grade NO_SANDBOX=1 (or --no-sandbox, or COURSE_GRADE_NO_SANDBOX=1)."""
+
+
+def refusal(why: str) -> str:
+    """The message `make grade` stops with when the sandbox cannot start."""
+    return f"error: the grading sandbox cannot start here, so nothing was graded.\nReason: {why}\n{FIXES}"
 
 
 @lru_cache(maxsize=1)
 def probe() -> tuple[bool, str]:
-    """(True, "") when bubblewrap runs here; (False, why) otherwise."""
-    if os.environ.get("COURSE_GRADE_NO_SANDBOX"):
-        return False, "COURSE_GRADE_NO_SANDBOX is set"
-    if shutil.which("bwrap") is None:
-        return False, "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
-    if shutil.which("prlimit") is None:
-        return False, "prlimit (util-linux) is not installed"
+    """(True, "") when bubblewrap runs the kernel's interpreter here; (False, why) otherwise."""
+    for name, pkg in (("bwrap", "bubblewrap"), ("prlimit", "util-linux")):
+        if shutil.which(name) is None:
+            return False, f"{name} ({pkg}) is not installed or not on PATH"
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="course-probe-") as tmp:

@@ -9,13 +9,17 @@ The same Check runs in two places:
 * inside the kernel, from a hidden test cell (``ch01.forward_values(embedding_forward)``), which
   is what plain ``nbgrader autograde`` and ``nbgrader validate`` do;
 * outside the kernel, in ``make grade``: the sandboxed kernel only *computes* the student's
-  outputs for the cases it is handed (:func:`call`, shipped into the kernel as source text), and
-  this trusted process holds the reference, judges and records the score.
+  outputs for the cases it is handed (:func:`autograder.checks.harness.call`, shipped into the
+  kernel as source text), and this trusted process holds the reference, judges and records the
+  score.
 
-:func:`call` is the only code that touches the student's objects. It gives the function copies of
-the inputs, records an exception instead of raising it, notices modified inputs, and converts every
-result into a plain numpy array, so nothing downstream ever calls a method of a student's object
-(an ``==`` that always says True has nothing to say here).
+A chapter declares its checks briefly with :func:`checks_for`::
+
+    check = checks_for("01_one_hot_lookup")
+
+    @check("test_forward_values", "embedding_forward", forward_judge, "each id is replaced by its row")
+    def forward_values():
+        return [Case(...), ...]
 """
 
 from __future__ import annotations
@@ -27,6 +31,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from . import reference
+from .harness import call
 
 MAX_MESSAGES = 3  # failures listed per check; the rest are counted
 
@@ -64,90 +71,6 @@ class Outcome:
         d = dataclasses.asdict(self)
         d.pop("values")
         return d
-
-
-# --------------------------------------------------------------------------------------------
-# The harness: the only code that runs next to the student's objects. It must stay
-# self-contained (numpy and the standard library only): `make grade` ships its source into the
-# sandboxed kernel.
-# --------------------------------------------------------------------------------------------
-def call(fn, args, kwargs, output="return"):
-    """Call ``fn`` on copies of the inputs and describe the result as an Outcome-like dict."""
-    import copy as _copy
-
-    import numpy as _np
-
-    def _plain(x):
-        # Read a student's result as numbers without trusting its methods beyond __array__.
-        if type(x).__module__.startswith("torch"):
-            x = x.detach().cpu().numpy()
-        arr = _np.asarray(x)
-        if arr.dtype == object or not (
-            _np.issubdtype(arr.dtype, _np.number) or arr.dtype == _np.bool_
-        ):
-            raise TypeError(f"a {type(x).__name__} holding {arr.dtype} values, not numbers")
-        return _np.array(arr, copy=True, subok=False)
-
-    def _type_name(x):
-        if isinstance(x, bool):
-            return "bool"
-        if isinstance(x, float):
-            return "float"
-        if isinstance(x, int):
-            return "int"
-        t = type(x)
-        return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
-
-    call_args = [_copy.deepcopy(a) for a in args]
-    call_kwargs = {k: _copy.deepcopy(v) for k, v in kwargs.items()}
-    snapshot = [_copy.deepcopy(a) for a in call_args]
-    out = {
-        "values": [],
-        "types": [],
-        "is_tuple": False,
-        "error_type": None,
-        "error": None,
-        "modified": [],
-        "returned_none": False,
-        "conversion_error": None,
-    }
-    try:
-        result = fn(*call_args, **call_kwargs)
-    except BaseException as exc:  # noqa: BLE001 - a student's SystemExit must not end grading
-        if isinstance(exc, KeyboardInterrupt):
-            raise
-        out["error_type"] = type(exc).__name__
-        out["error"] = str(exc)[:500]
-        return out
-    for i, (before, after) in enumerate(zip(snapshot, call_args, strict=True)):
-        if output != "return" and output[1] == i:
-            continue
-        if isinstance(before, _np.ndarray):
-            same = (
-                isinstance(after, _np.ndarray)
-                and before.shape == after.shape
-                and before.dtype == after.dtype
-                and _np.array_equal(before, after, equal_nan=before.dtype.kind == "f")
-            )
-            if not same:
-                out["modified"].append(i)
-    if output == "return":
-        out["returned_none"] = result is None
-        items = list(result) if isinstance(result, (tuple, list)) else [result]
-        out["is_tuple"] = isinstance(result, (tuple, list))
-    else:
-        out["returned_none"] = result is None
-        items = [call_args[output[1]]]
-    try:
-        for item in items:
-            out["types"].append(_type_name(item))
-            out["values"].append(_plain(item))
-    except BaseException as exc:  # noqa: BLE001
-        if isinstance(exc, KeyboardInterrupt):
-            raise
-        out["values"] = []
-        out["conversion_error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
-    return out
 
 
 def outcome_of(fn, case: Case) -> Outcome:
@@ -241,6 +164,16 @@ def common_problems(case: Case, got: Outcome, want: Outcome, fname: str) -> str 
     return None
 
 
+def one_array_problems(case: Case, got: Outcome, want: Outcome, fname: str) -> str | None:
+    """common_problems, then: the function must return exactly one array."""
+    problem = common_problems(case, got, want, fname)
+    if problem or want.error_type is not None:
+        return problem
+    if got.value is None or got.is_tuple:
+        return f"{fname} should return one array for {case.label}, got a {', '.join(got.types)}."
+    return None
+
+
 @dataclass
 class Mistake:
     """A classic wrong answer: ``model(case, want_value)`` gives what that mistake returns."""
@@ -260,14 +193,10 @@ def array_judge(
     """Judge a function that returns one array: shape, then dtype, then values."""
 
     def judge(case: Case, got: Outcome, want: Outcome) -> str | None:
-        problem = common_problems(case, got, want, fname)
+        problem = one_array_problems(case, got, want, fname)
         if problem or want.error_type is not None:
             return problem
         g, w = got.value, want.value
-        if g is None or got.is_tuple:
-            return (
-                f"{fname} should return one array for {case.label}, got a {', '.join(got.types)}."
-            )
         if g.shape != w.shape:
             hint = ""
             if g.ndim == w.ndim and g.shape == w.shape[::-1] and g.ndim == 2:
@@ -313,14 +242,10 @@ def shape_judge(
     """
 
     def judge(case: Case, got: Outcome, want: Outcome) -> str | None:
-        problem = common_problems(case, got, want, fname)
+        problem = one_array_problems(case, got, want, fname)
         if problem or want.error_type is not None:
             return problem
         g, w = got.value, want.value
-        if g is None or got.is_tuple:
-            return (
-                f"{fname} should return one array for {case.label}, got a {', '.join(got.types)}."
-            )
         if g.shape == w.shape:
             return None
         for m in mistakes:
@@ -379,8 +304,6 @@ class Check:
         return self._cases()
 
     def reference(self):
-        from . import reference
-
         return reference.function(self.assignment, self.function)
 
     def verdict(self, got: list[Outcome], cases: list[Case] | None = None) -> CheckResult:
@@ -431,6 +354,21 @@ class Check:
         if not result.passed:
             raise AssertionError(f"{self.what}: " + "\n".join(result.messages))
         print(f"{self.what}: passed ({result.cases_run} hidden cases).")
+
+
+def checks_for(assignment: str):
+    """A decorator factory for one chapter's checks. ``@check(grade_id, function, judge)`` on a
+    function that returns the cases turns that function into the Check; the first line of its
+    docstring is what the check tests (students read it in every message)."""
+
+    def check(grade_id: str, function: str, judge: Judge, what: str | None = None):
+        def declare(cases: Callable[[], list[Case]]) -> Check:
+            text = what or (cases.__doc__ or "").strip().splitlines()[0]
+            return Check(assignment, grade_id, function, cases, judge, text)
+
+        return declare
+
+    return check
 
 
 def registry(module) -> dict[str, Check]:

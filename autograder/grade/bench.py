@@ -1,6 +1,6 @@
 """Benchmark: plain serial ``nbgrader autograde`` against ``make grade``, on N copies of a submission.
 
-    python -m autograder.bench_grading [-n 16] [--assignment 01_one_hot_lookup] [--jobs NPROC]
+    python -m autograder.grade.bench [-n 16] [--assignment 01_one_hot_lookup] [--jobs NPROC]
 
 Both grade the same N copies of the demo correct submission in a temporary course (the real
 grading/ is never touched). Neither is timed for setting up the gradebook: ``nbgrader
@@ -22,9 +22,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import grading_book, notebooks, samples
-from .grade import default_jobs
-from .paths import ROOT, SOLUTIONS, source_notebook
+from .. import nb, samples
+from ..course import COURSE_ID, ROOT, SOLUTIONS, source_notebook
+from . import gradebook
+from .cli import default_jobs
 
 
 def _run(cmd: list[str], cwd: Path) -> float:
@@ -40,73 +41,58 @@ def _run(cmd: list[str], cwd: Path) -> float:
     return seconds
 
 
-def bench(n: int, assignment: str, jobs: int, keep: Path | None = None) -> dict:
+def _course(tmp: Path, assignment: str, n: int) -> tuple[Path, Path]:
+    """A temporary course holding one assignment and n copies of its correct submission."""
+    course = tmp / "course"
+    (course / "solutions").mkdir(parents=True)
+    shutil.copytree(SOLUTIONS / assignment, course / "solutions" / assignment)
+    (course / "nbgrader_config.py").write_text(
+        "c = get_config()  # noqa: F821\n"
+        f"load_subconfig({str(ROOT / 'nbgrader_config.py')!r})  # noqa: F821\n"
+        f"c.CourseDirectory.root = {str(course)!r}\n"
+        f"c.CourseDirectory.db_url = {'sqlite:///' + str(course / 'grading' / 'gradebook.db')!r}\n",
+        encoding="utf-8",
+    )
+    notebook = samples.build(assignment, {})
+    submitted = course / "grading" / "submitted"
+    for i in range(n):
+        nb.write(notebook, submitted / f"student{i:03d}" / assignment / f"{assignment}.ipynb")
+    return course, submitted
+
+
+def _scores(course: Path, ours: Path, assignment: str) -> tuple[list, dict]:
+    from nbgrader.api import Gradebook
+
+    with Gradebook(
+        "sqlite:///" + str(course / "grading" / "gradebook.db"), course_id=COURSE_ID
+    ) as gb:
+        plain = [s.score for s in gb.assignment_submissions(assignment)]
+    totals: dict = {}
+    with (ours / "test_report.csv").open(encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            totals[row["student"]] = totals.get(row["student"], 0.0) + float(row["score"])
+    return plain, totals
+
+
+def bench(n: int, assignment: str, jobs: int, keep: Path | None = None, extra=()) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="bench-grading-"))
+    nbgrader = [sys.executable, "-m", "nbgrader"]
     try:
-        course = tmp / "course"
-        (course / "solutions").mkdir(parents=True)
-        shutil.copytree(SOLUTIONS / assignment, course / "solutions" / assignment)
-        (course / "nbgrader_config.py").write_text(
-            "c = get_config()  # noqa: F821\n"
-            f"load_subconfig({str(ROOT / 'nbgrader_config.py')!r})  # noqa: F821\n"
-            f"c.CourseDirectory.root = {str(course)!r}\n"
-            f"c.CourseDirectory.db_url = {'sqlite:///' + str(course / 'grading' / 'gradebook.db')!r}\n",
-            encoding="utf-8",
-        )
-        nb = samples.build(assignment, {})
-        submitted = course / "grading" / "submitted"
-        for i in range(n):
-            notebooks.write(nb, submitted / f"student{i:03d}" / assignment / f"{assignment}.ipynb")
-        full = sum(notebooks.points(notebooks.read(source_notebook(assignment))).values())
-
+        course, submitted = _course(tmp, assignment, n)
+        full = sum(nb.points(nb.read(source_notebook(assignment))).values())
         # Untimed set-up for both: the gradebook learns the assignment.
-        _run(
-            [
-                sys.executable,
-                "-m",
-                "nbgrader",
-                "generate_assignment",
-                assignment,
-                "--force",
-                "--log-level=WARN",
-            ],
-            course,
-        )
+        _run([*nbgrader, "generate_assignment", assignment, "--force", "--log-level=WARN"], course)
         ours = tmp / "ours"
-        grading_book.prepare(ours, [assignment])
-
-        plain_s = _run(
-            [
-                sys.executable,
-                "-m",
-                "nbgrader",
-                "autograde",
-                assignment,
-                "--force",
-                "--log-level=WARN",
-            ],
-            course,
-        )
+        gradebook.prepare(ours, [assignment])
+        plain_s = _run([*nbgrader, "autograde", assignment, "--force", "--log-level=WARN"], course)
         ours_s = _run(
             [
                 sys.executable, "-m", "autograder.grade", "--jobs", str(jobs), "--assignment", assignment,
-                "--grading-dir", str(ours), "--submitted", str(submitted),
+                "--grading-dir", str(ours), "--submitted", str(submitted), *extra,
             ],
             ROOT,
         )  # fmt: skip
-
-        # Both must have given full marks to every copy.
-        from nbgrader.api import Gradebook
-
-        with Gradebook(
-            "sqlite:///" + str(course / "grading" / "gradebook.db"),
-            course_id=grading_book.COURSE_ID,
-        ) as gb:
-            plain_scores = [s.score for s in gb.assignment_submissions(assignment)]
-        with (ours / "test_report.csv").open(encoding="utf-8") as f:
-            totals: dict = {}
-            for row in csv.DictReader(f):
-                totals[row["student"]] = totals.get(row["student"], 0.0) + float(row["score"])
+        plain_scores, totals = _scores(course, ours, assignment)  # both must give full marks
         assert len(plain_scores) == n and all(s == full for s in plain_scores), plain_scores
         assert len(totals) == n and all(s == full for s in totals.values()), totals
         if keep:
@@ -124,8 +110,11 @@ def main(argv=None) -> int:
     p.add_argument("--assignment", default="01_one_hot_lookup")
     p.add_argument("--jobs", type=int, default=default_jobs())
     p.add_argument("--keep", type=Path, help="copy the temporary course here for inspection")
+    p.add_argument("--no-sandbox", action="store_true", help="grade without bubblewrap (explicit)")
     args = p.parse_args(argv)
-    r = bench(args.n, args.assignment, args.jobs, args.keep)
+    r = bench(
+        args.n, args.assignment, args.jobs, args.keep, ("--no-sandbox",) if args.no_sandbox else ()
+    )
     cores = default_jobs()
     print(f"{r['n']} copies of {args.assignment} on {cores} core(s)")
     print(

@@ -8,46 +8,26 @@ second copy to drift from the notebook.
 
 from __future__ import annotations
 
-import json
 import types
 from functools import cache
 
-from .paths import source_notebook
+from .. import nb
+from ..course import source_notebook
 
 
-def solution_cells(nb: dict) -> list[dict]:
-    """The code cells nbgrader treats as answer cells (they hold the reference)."""
-    return [
-        cell
-        for cell in nb["cells"]
-        if cell["cell_type"] == "code"
-        and cell.get("metadata", {}).get("nbgrader", {}).get("solution")
-    ]
-
-
-def cell_source(cell: dict) -> str:
-    src = cell["source"]
-    return src if isinstance(src, str) else "".join(src)
-
-
-def strip_markers(source: str) -> str:
-    """Drop nbgrader's ### BEGIN/END SOLUTION marker lines, keep everything else."""
-    keep = []
-    for line in source.splitlines():
-        if line.strip() in ("### BEGIN SOLUTION", "### END SOLUTION"):
-            continue
-        keep.append(line)
-    return "\n".join(keep) + "\n"
+def sources(assignment: str) -> dict[str, str]:
+    """function (answer cell grade_id) -> the reference source, solution markers removed."""
+    notebook = nb.read(source_notebook(assignment))
+    return {nb.grade_id(c): nb.strip_markers(nb.source(c)) for c in nb.solution_cells(notebook)}
 
 
 @cache
 def load(assignment: str) -> types.SimpleNamespace:
     """Execute the answer cells of an assignment's source notebook; return what they define."""
     path = source_notebook(assignment)
-    nb = json.loads(path.read_text(encoding="utf-8"))
     namespace: dict = {"__name__": f"reference_{assignment}"}
-    for cell in solution_cells(nb):
-        code = compile(strip_markers(cell_source(cell)), f"{path.name}:{cell.get('id')}", "exec")
+    for gid, text in sources(assignment).items():
+        code = compile(text, f"{path.name}:{gid}", "exec")
         exec(code, namespace)  # noqa: S102 - our own reference code, never a submission
     public = {k: v for k, v in namespace.items() if not k.startswith("_")}
     return types.SimpleNamespace(**public)

@@ -4,8 +4,8 @@ For each :class:`~autograder.framework.Check` of an assignment the trusted grade
 
 1. writes the check's cases into an ``.npz`` file in the submission's scratch folder
    (:func:`write_inputs`; arrays as arrays, everything else described in a small JSON spec);
-2. runs :func:`harness_code` in the sandboxed kernel: the source of :func:`framework.call`
-   (shipped as text with ``inspect.getsource``) plus a loop that calls the student's function by
+2. runs :func:`harness_code` in the sandboxed kernel: the source of
+   :mod:`autograder.checks.harness` (``call`` and ``same_array``, shipped as text) plus a loop that calls the student's function by
    name on every case and writes the outcome dicts (JSON) and arrays (``.npz``) back;
 3. reads them with :func:`read_outcomes`: no pickles (``allow_pickle=False``), no symlinks, no
    compressed archives, numbers only, bounded sizes. Whether an input was modified is decided here,
@@ -17,7 +17,6 @@ computed in this process by ``Check.verdict``: the kernel never sees it.
 
 from __future__ import annotations
 
-import inspect
 import io
 import json
 import os
@@ -28,8 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-from . import framework
-from .framework import Case, Outcome
+from ..checks import harness
+from ..checks.framework import Case, Outcome
 
 MAX_OUT_BYTES = 256 * 1024**2  # an outcome file larger than this is refused
 MAX_JSON_BYTES = 4 * 1024**2
@@ -190,8 +189,9 @@ def _course_run(user_ns, fname, in_path, out_json, out_npz):
 
 
 def harness_source() -> str:
-    """framework.call, verbatim, and the loop above: numpy and the standard library only."""
-    return inspect.getsource(framework.call) + "\n" + _LOOP
+    """harness.call and harness.same_array, verbatim, and the loop above: numpy and the standard
+    library only."""
+    return harness.source() + "\n" + _LOOP
 
 
 def harness_code(fname: str, in_path: Path, out_json: Path, out_npz: Path) -> str:
@@ -255,23 +255,15 @@ def _opt_str(d: dict, key: str, limit: int) -> str | None:
 
 
 def _modified(case: Case, after: dict[int, np.ndarray]) -> list[int]:
-    """Indices of ndarray arguments that differ after the call (decided here, not in the kernel)."""
-    mod = []
-    for i, before in enumerate(case.args):
-        if not isinstance(before, np.ndarray):
-            continue
-        if case.output != "return" and case.output[1] == i:
-            continue
-        a = after.get(i)
-        same = (
-            a is not None
-            and a.shape == before.shape
-            and a.dtype == before.dtype
-            and np.array_equal(a, before, equal_nan=before.dtype.kind in "fc")
-        )
-        if not same:
-            mod.append(i)
-    return mod
+    """Indices of ndarray arguments that differ after the call (decided here, not in the kernel,
+    by the same rule the harness uses in-process)."""
+    return [
+        i
+        for i, before in enumerate(case.args)
+        if isinstance(before, np.ndarray)
+        and not (case.output != "return" and case.output[1] == i)
+        and not harness.same_array(before, after.get(i))
+    ]
 
 
 def read_outcomes(cases: list[Case], out_json: Path, out_npz: Path) -> list[Outcome]:

@@ -1,0 +1,105 @@
+"""The harness: the only code that runs next to a student's objects.
+
+:func:`call` gives the student's function copies of the inputs, records an exception instead of
+raising it, notices modified inputs (by :func:`same_array`, the one rule for "was an input
+modified?", also used by the trusted grader on the arguments a kernel hands back), and converts
+every result into a plain numpy array, so nothing downstream ever calls a method of a student's
+object (an ``==`` that always says True has nothing to say here).
+
+Both functions must stay self-contained (numpy and the standard library, imported inside):
+``make grade`` ships their source into the sandboxed kernel (:func:`source`).
+"""
+
+from __future__ import annotations
+
+import inspect
+
+
+def same_array(before, after) -> bool:
+    """True when ``after`` is an ndarray equal to ``before`` in shape, dtype and values (NaN equal
+    to NaN for float and complex arrays)."""
+    import numpy as _np
+
+    return (
+        isinstance(after, _np.ndarray)
+        and before.shape == after.shape
+        and before.dtype == after.dtype
+        and _np.array_equal(before, after, equal_nan=before.dtype.kind in "fc")
+    )
+
+
+def call(fn, args, kwargs, output="return"):
+    """Call ``fn`` on copies of the inputs and describe the result as an Outcome-like dict."""
+    import copy as _copy
+
+    import numpy as _np
+
+    def _plain(x):
+        # Read a student's result as numbers without trusting its methods beyond __array__.
+        if type(x).__module__.startswith("torch"):
+            x = x.detach().cpu().numpy()
+        arr = _np.asarray(x)
+        if arr.dtype == object or not (
+            _np.issubdtype(arr.dtype, _np.number) or arr.dtype == _np.bool_
+        ):
+            raise TypeError(f"a {type(x).__name__} holding {arr.dtype} values, not numbers")
+        return _np.array(arr, copy=True, subok=False)
+
+    def _type_name(x):
+        if isinstance(x, bool):
+            return "bool"
+        if isinstance(x, float):
+            return "float"
+        if isinstance(x, int):
+            return "int"
+        t = type(x)
+        return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
+
+    call_args = [_copy.deepcopy(a) for a in args]
+    call_kwargs = {k: _copy.deepcopy(v) for k, v in kwargs.items()}
+    snapshot = [_copy.deepcopy(a) for a in call_args]
+    out = {
+        "values": [],
+        "types": [],
+        "is_tuple": False,
+        "error_type": None,
+        "error": None,
+        "modified": [],
+        "returned_none": False,
+        "conversion_error": None,
+    }
+    try:
+        result = fn(*call_args, **call_kwargs)
+    except BaseException as exc:  # noqa: BLE001 - a student's SystemExit must not end grading
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        out["error_type"] = type(exc).__name__
+        out["error"] = str(exc)[:500]
+        return out
+    for i, (before, after) in enumerate(zip(snapshot, call_args, strict=True)):
+        if output != "return" and output[1] == i:
+            continue
+        if isinstance(before, _np.ndarray) and not same_array(before, after):
+            out["modified"].append(i)
+    if output == "return":
+        out["returned_none"] = result is None
+        items = list(result) if isinstance(result, (tuple, list)) else [result]
+        out["is_tuple"] = isinstance(result, (tuple, list))
+    else:
+        out["returned_none"] = result is None
+        items = [call_args[output[1]]]
+    try:
+        for item in items:
+            out["types"].append(_type_name(item))
+            out["values"].append(_plain(item))
+    except BaseException as exc:  # noqa: BLE001
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        out["values"] = []
+        out["conversion_error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
+    return out
+
+
+def source() -> str:
+    """The source text shipped into the kernel: same_array and call, verbatim."""
+    return inspect.getsource(same_array) + "\n\n" + inspect.getsource(call)

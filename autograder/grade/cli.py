@@ -1,0 +1,264 @@
+"""`make grade`: grade every submission, in parallel, with the verdict taken out of the kernel.
+
+    python -m autograder.grade [--jobs N] [--assignment A] [--submitted DIR] [--grading-dir DIR]
+                               [--memory-gib G] [--cell-timeout S] [--notebook-budget S]
+                               [--no-sandbox]
+
+Input: nbgrader's layout, ``grading/submitted/<student>/<assignment>/<assignment>.ipynb``.
+Output (in ``grading/``): the gradebook (``gradebook.db``), ``grades.csv``, ``test_report.csv``,
+``autograded/<student>/<a>/<a>.ipynb`` and ``feedback/<student>/<a>/<a>.html``.
+
+Each submission is graded by one of N long-lived worker processes: its code runs in a sandboxed,
+memory-capped kernel (autograder/grade/sandbox.py) that only computes the student's outputs for
+the inputs it is handed; the worker judges them against the reference. Only this process writes
+the gradebook.
+
+Exit status: 0 when every submission was graded or refused with a reason (a bad submission gets
+zeros and is named); 1 when grading itself failed for some submission; 2 for a usage error or a
+second run on the same grading folder; 3 when the sandbox cannot start here: nothing is graded,
+the reason and the fix are printed (opt out explicitly with --no-sandbox, NO_SANDBOX=1 for make,
+or COURSE_GRADE_NO_SANDBOX=1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from ..course import GRADING, assignments
+from . import gradebook, report
+from .pool import run_pool
+from .progress import Progress
+from .results import ERROR, Job
+from .sandbox import GIB, Limits, no_sandbox_requested, probe, refusal
+from .settings import Settings
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_SANDBOX = 0, 1, 2, 3
+
+
+def default_jobs() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def _visible_dirs(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def _timestamp(adir: Path) -> str | None:
+    ts = adir / "timestamp.txt"
+    if ts.is_file() and not ts.is_symlink():
+        return ts.read_text(encoding="utf-8", errors="replace")[:64].strip() or None
+    return None
+
+
+def discover(submitted: Path, only: list[str] | None) -> tuple[list[Job], list[str]]:
+    """Every <student>/<assignment> folder of a known assignment, in a stable order."""
+    known = set(assignments())
+    jobs, skipped = [], []
+    if not submitted.is_dir():
+        return jobs, skipped
+    for sdir in _visible_dirs(submitted):
+        for adir in _visible_dirs(sdir):
+            a = adir.name
+            if only and a not in only:
+                continue
+            if a not in known:
+                skipped.append(f"{sdir.name}/{a}: no such assignment in solutions/")
+                continue
+            jobs.append(Job(len(jobs), sdir.name, a, adir / f"{a}.ipynb", _timestamp(adir)))
+    return jobs, skipped
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        default=default_jobs(),
+        help="worker processes (default: the cores)",
+    )
+    p.add_argument(
+        "--assignment", "-a", action="append", help="grade only this assignment (repeatable)"
+    )
+    p.add_argument(
+        "--grading-dir",
+        type=Path,
+        default=GRADING,
+        help="gradebook, reports, feedback (default grading/)",
+    )
+    p.add_argument("--submitted", type=Path, help="submissions (default <grading-dir>/submitted)")
+    p.add_argument(
+        "--memory-gib", type=float, default=4.0, help="memory cap per kernel (address space)"
+    )
+    p.add_argument(
+        "--cell-timeout", type=float, default=20.0, help="seconds per cell and per hidden check"
+    )
+    p.add_argument(
+        "--notebook-budget",
+        type=float,
+        default=60.0,
+        help="seconds per notebook, all cells and checks",
+    )
+    p.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="grade WITHOUT bubblewrap (explicit opt-out; reports and feedback say so)",
+    )
+    return p.parse_args(argv)
+
+
+def _lock(grading_dir: Path):
+    """An exclusive lock on the grading folder, held until the process exits; None if taken."""
+    lock = open(grading_dir / ".grade.lock", "w")  # noqa: SIM115 - held until the process exits
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return None
+    return lock
+
+
+def sandbox_decision(no_sandbox: bool) -> tuple[bool, str | None]:
+    """(sandboxed, None) or (False, None) when the instructor opted out, or (False, refusal)."""
+    if no_sandbox or no_sandbox_requested():
+        print(
+            "WARNING: grading WITHOUT the sandbox, as asked: student code can read and write this "
+            "machine's files. Reports and feedback say so.",
+            file=sys.stderr,
+        )
+        return False, None
+    ok, why = probe()
+    return (True, None) if ok else (False, refusal(why))
+
+
+def _prepare_in_background(grading_dir: Path, names: list[str]) -> tuple[threading.Thread, dict]:
+    """The gradebook's structure is prepared while the workers grade (nbgrader takes seconds)."""
+    prep: dict = {}
+
+    def target():
+        try:
+            prep["done"] = gradebook.prepare(grading_dir, names)
+        except Exception as exc:  # noqa: BLE001
+            prep["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    return thread, prep
+
+
+def _grade(jobs, names, args, grading_dir: Path, sandboxed: bool):
+    run_root = Path(tempfile.mkdtemp(prefix="course-grade-", dir="/tmp"))
+    os.chmod(run_root, 0o700)
+    settings = Settings(
+        run_root=run_root,
+        grading_dir=grading_dir,
+        limits=Limits(memory_bytes=int(args.memory_gib * GIB)),
+        cell_timeout=args.cell_timeout,
+        notebook_budget=args.notebook_budget,
+        sandboxed=sandboxed,
+    )
+    n_workers = max(1, min(args.jobs, len(jobs)))
+    print(
+        f"grading {len(jobs)} submission(s) of {', '.join(names)} with {n_workers} worker(s); "
+        f"sandbox: {'bubblewrap' if sandboxed else 'NONE (opted out)'}; memory cap "
+        f"{args.memory_gib:g} GiB; {args.cell_timeout:g} s per cell, {args.notebook_budget:g} s per notebook",
+        file=sys.stderr,
+    )
+    try:
+        return run_pool(jobs, settings, n_workers, names, Progress(len(jobs))), n_workers
+    finally:
+        shutil.rmtree(run_root, ignore_errors=True)
+
+
+def _write(grading_dir: Path, results, prep: dict) -> Path | None:
+    """The report, then the gradebook and grades.csv; None when the gradebook was not written."""
+    report.write_report(grading_dir, results)
+    if "error" not in prep:
+        try:
+            gradebook.record(grading_dir, results)
+            return gradebook.export_grades(grading_dir)
+        except Exception as exc:  # noqa: BLE001 - say so, still print what was graded
+            prep["error"] = exc
+    print(
+        f"GRADEBOOK NOT WRITTEN: {type(prep['error']).__name__}: {prep['error']}", file=sys.stderr
+    )
+    return None
+
+
+def _print_end(grading_dir: Path, results, grades, timings: dict, n_workers: int) -> None:
+    print(report.summary(results))
+    for r in results:
+        if r.trace:
+            print(f"\n{r.student}/{r.assignment}:\n{r.trace}", file=sys.stderr)
+    print(f"\nreport:    {grading_dir / 'test_report.csv'}")
+    if grades:
+        print(f"gradebook: {grading_dir / 'gradebook.db'}\ngrades:    {grades}")
+    print(f"feedback:  {grading_dir / 'feedback'}/<student>/<assignment>/<assignment>.html")
+    busy = sum(r.seconds for r in results) / max(len(results), 1)
+    t = timings
+    print(
+        f"{len(results)} submission(s) in {t['end'] - t['start']:.1f} s: grading {t['graded'] - t['pool']:.1f} s "
+        f"({busy:.2f} s per notebook per worker, {n_workers} workers), waiting for the gradebook "
+        f"set-up {t['prepared'] - t['graded']:.1f} s, writing {t['end'] - t['prepared']:.1f} s"
+    )
+
+
+def _usage_problem(args, grading_dir: Path) -> str | None:
+    unknown = set(args.assignment or []) - set(assignments())
+    if unknown:
+        return (
+            f"no such assignment: {', '.join(sorted(unknown))} (known: {', '.join(assignments())})"
+        )
+    return None
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    timings = {"start": time.monotonic()}
+    grading_dir = args.grading_dir.resolve()
+    submitted = (args.submitted or grading_dir / "submitted").resolve()
+    problem = _usage_problem(args, grading_dir)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    grading_dir.mkdir(parents=True, exist_ok=True)
+    lock = _lock(grading_dir)
+    if lock is None:
+        print(f"error: another `make grade` is running on {grading_dir}", file=sys.stderr)
+        return EXIT_USAGE
+    jobs, skipped = discover(submitted, args.assignment)
+    for s in skipped:
+        print(f"warning: skipped {s}", file=sys.stderr)
+    if not jobs:
+        print(
+            f"nothing to grade in {submitted} (expected <student>/<assignment>/<assignment>.ipynb)"
+        )
+        return EXIT_OK
+    sandboxed, refused = sandbox_decision(args.no_sandbox)
+    if refused:
+        print(refused, file=sys.stderr)
+        return EXIT_NO_SANDBOX
+    names = sorted({j.assignment for j in jobs})
+    prep_thread, prep = _prepare_in_background(grading_dir, names)
+    timings["pool"] = time.monotonic()
+    results, n_workers = _grade(jobs, names, args, grading_dir, sandboxed)
+    timings["graded"] = time.monotonic()
+    prep_thread.join()
+    timings["prepared"] = time.monotonic()
+    grades = _write(grading_dir, results, prep)
+    timings["end"] = time.monotonic()
+    _print_end(grading_dir, results, grades, timings, n_workers)
+    failed = "error" in prep or any(r.status == ERROR for r in results)
+    return EXIT_FAILED if failed else EXIT_OK

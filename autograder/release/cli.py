@@ -1,0 +1,39 @@
+"""`make release`: regenerate exercises/ from solutions/ (and the other one-way publishing steps).
+
+python -m autograder.release                 # every assignment -> exercises/
+python -m autograder.release --out DIR       # into DIR instead (tests compare it with exercises/)
+python -m autograder.release --solutions     # after the deadline: grading/released_solutions/
+python -m autograder.release --student-repo DIR   # book + exercises, nothing secret
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..course import EXERCISES, ROOT
+from .generate import generate
+from .solutions import release_solutions
+from .student import student_repo
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("assignments", nargs="*", help="default: every assignment in solutions/")
+    p.add_argument("--out", type=Path, default=EXERCISES)
+    p.add_argument(
+        "--solutions", action="store_true", help="release solutions (after the deadline)"
+    )
+    p.add_argument("--student-repo", type=Path, help="write the student-facing copy here")
+    args = p.parse_args(argv)
+    if args.solutions:
+        print("solutions released into", release_solutions(args.assignments or None))
+        return 0
+    if args.student_repo:
+        print("student-facing copy written to", student_repo(args.student_repo.resolve()))
+        return 0
+    for path in generate(args.out.resolve(), args.assignments or None):
+        print("released", path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
+    return 0
