@@ -401,72 +401,72 @@ class SandboxKernel:
         """Run ``code``; wait at most ``timeout`` seconds, then interrupt (and kill if need be)."""
         if not self.alive():
             return ExecResult("died")
-        kc = self.kc
         self._drain()
         cap = cap or OutputCap()
         t0 = time.monotonic()
-        deadline = t0 + max(timeout, 0.05)
-        msg_id = kc.execute(
+        msg_id = self.kc.execute(
             code, store_history=store_history, allow_stdin=False, stop_on_error=False
         )
         res = ExecResult("ok")
+        self._collect(res, msg_id, t0 + max(timeout, 0.05), cap, keep_outputs)
+        res.seconds = time.monotonic() - t0
+        res.dropped_chars = cap.dropped
+        if keep_outputs and cap.dropped:
+            text = f"\n[grader: {cap.dropped:,} characters of output were cut off]\n"
+            res.outputs.append({"output_type": "stream", "name": "stderr", "text": text})
+        return res
+
+    def _stop(self, res: ExecResult) -> None:
+        """The kernel ignored the interrupt or died: it is gone for good."""
+        self.shutdown()
+        res.status = "died" if res.status != "timeout" else "timeout"
+
+    def _collect(self, res: ExecResult, msg_id: str, deadline: float, cap, keep: bool) -> None:
+        """Read iopub until the request is idle, interrupting at the deadline."""
         interrupted_at = None
         while True:
             now = time.monotonic()
             if interrupted_at is None and now >= deadline:
-                interrupted_at = now
-                res.status = "timeout"
+                interrupted_at, res.status = now, "timeout"
                 try:
                     self.km.interrupt_kernel()
                 except Exception:  # noqa: BLE001
                     pass
             if interrupted_at is not None and now - interrupted_at > 3.0:
                 # It ignored the interrupt (a bare except in a loop): stop it for good.
-                self.shutdown()
-                res.status = "died" if res.status != "timeout" else "timeout"
+                self._stop(res)
                 res.ename = res.ename or "TimeoutError"
-                break
+                return
             try:
-                msg = kc.get_iopub_msg(timeout=0.2)
+                msg = self.kc.get_iopub_msg(timeout=0.2)
             except queue.Empty:
                 if not self.km.is_alive():
-                    res.status = "died" if res.status != "timeout" else "timeout"
-                    self.shutdown()
-                    break
+                    self._stop(res)
+                    return
                 continue
-            if msg.get("parent_header", {}).get("msg_id") != msg_id:
-                continue
-            mtype = msg["msg_type"]
-            content = msg["content"]
-            if mtype == "status":
-                if content.get("execution_state") == "idle":
-                    break
-                continue
-            if mtype == "execute_input":
-                res.execution_count = content.get("execution_count")
-                continue
-            if mtype == "error":
-                if res.status == "ok":
-                    res.status = "error"
-                res.ename = str(content.get("ename"))[:200]
-                res.evalue = str(content.get("evalue"))[:2000]
-            if keep_outputs:
-                out = _to_output(mtype, content, cap)
-                if out is not None:
-                    res.outputs.append(out)
-            else:
-                _to_output(mtype, content, cap)  # counts characters, keeps nothing
-        res.seconds = time.monotonic() - t0
-        res.dropped_chars = cap.dropped
-        if keep_outputs and cap.dropped:
-            res.outputs.append(
-                {
-                    "output_type": "stream",
-                    "name": "stderr",
-                    "text": f"\n[grader: {cap.dropped:,} characters of output were cut off]\n",
-                }
-            )
-        return res
+            if msg.get("parent_header", {}).get("msg_id") == msg_id and self._handle(
+                res, msg, cap, keep
+            ):
+                return
+
+    @staticmethod
+    def _handle(res: ExecResult, msg: dict, cap, keep: bool) -> bool:
+        """Record one iopub message of the request; True when the request is done."""
+        mtype, content = msg["msg_type"], msg["content"]
+        if mtype == "status":
+            return content.get("execution_state") == "idle"
+        if mtype == "execute_input":
+            res.execution_count = content.get("execution_count")
+            return False
+        if mtype == "error":
+            if res.status == "ok":
+                res.status = "error"
+            res.ename = str(content.get("ename"))[:200]
+            res.evalue = str(content.get("evalue"))[:2000]
+        out = _to_output(mtype, content, cap)  # counts characters even when nothing is kept
+        if keep and out is not None:
+            res.outputs.append(out)
+        return False
 
     def _drain(self) -> None:
         for get in (self.kc.get_shell_msg, self.kc.get_iopub_msg):

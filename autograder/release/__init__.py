@@ -9,4 +9,11 @@ from .inline import INLINE, inline_cell_source
 from .solutions import release_solutions
 from .student import student_repo
 
-__all__ = ["INLINE", "generate", "inline_cell_source", "postprocess", "release_solutions", "student_repo"]
+__all__ = [
+    "INLINE",
+    "generate",
+    "inline_cell_source",
+    "postprocess",
+    "release_solutions",
+    "student_repo",
+]

@@ -1,0 +1,187 @@
+"""The trust boundary between the grader and a kernel, without a kernel: milliseconds each.
+
+The grader writes a check's cases into a file, the kernel runs the harness (the same source
+``make grade`` ships, executed here in-process on a student function) and writes outcomes back,
+and the grader reads them with :func:`read_outcomes`, which must refuse anything a hostile kernel
+could plant: compressed members (zip bombs), object arrays (pickles), oversized arrays, symbolic
+links, malformed JSON.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import zipfile
+
+import numpy as np
+import pytest
+
+from autograder.checks import harness
+from autograder.checks.framework import Case
+from autograder.grade import exchange
+from autograder.grade.sandbox import OutputCap, _to_output
+
+
+def _kernel_ns():
+    ns = {"__name__": "__course_grader__"}
+    exec(compile(exchange.harness_source(), "<grader>", "exec"), ns)  # noqa: S102 - our harness
+    return ns
+
+
+def _exchange(tmp_path, fn, cases):
+    """Run one exchange as make grade does, the kernel side in this process."""
+    in_path, out_json, out_npz = exchange.new_paths(tmp_path)
+    exchange.write_new(in_path, exchange.encode_cases(cases))
+    _kernel_ns()["_course_run"]({"f": fn}, "f", str(in_path), str(out_json), str(out_npz))
+    return out_json, out_npz
+
+
+CASES = [
+    Case("a table and ids", (np.arange(6.0).reshape(3, 2), np.array([2, 0, 2]))),
+    Case("a float32 table", (np.ones((2, 3), np.float32), np.array([1]))),
+]
+
+
+def test_cases_round_trip_through_the_file(tmp_path):
+    out_json, out_npz = _exchange(tmp_path, lambda E, ids: E[ids], CASES)
+    got = exchange.read_outcomes(CASES, out_json, out_npz)
+    assert [o.value.tolist() for o in got] == [
+        [[4.0, 5.0], [0.0, 1.0], [4.0, 5.0]],
+        [[1.0, 1.0, 1.0]],
+    ]
+    assert got[1].value.dtype == np.float32 and not got[0].modified
+
+
+def test_encoding_keeps_python_types_generators_and_nested_containers(tmp_path):
+    rng = np.random.default_rng(5)
+    case = Case("mixed", ((1, 2.5, None), {"k": [np.int32(3)]}, rng, True))
+    seen = {}
+
+    def f(t, d, g, b):
+        seen.update(t=t, d=d, draw=g.standard_normal(), b=b)
+        return np.zeros(1)
+
+    exchange.read_outcomes([case], *_exchange(tmp_path, f, [case]))
+    assert seen["t"] == (1, 2.5, None) and seen["b"] is True
+    assert seen["d"] == {"k": [3]} and isinstance(seen["d"]["k"][0], np.int32)
+    assert seen["draw"] == np.random.default_rng(5).standard_normal()
+
+
+def test_an_argument_changed_by_the_student_is_seen_from_outside(tmp_path):
+    def vandal(E, ids):
+        E[0] = np.nan
+        return E[ids]
+
+    got = exchange.read_outcomes(CASES, *_exchange(tmp_path, vandal, CASES))
+    assert got[0].modified == [0] and got[1].modified == [0]
+
+
+def test_the_modification_rule_treats_nan_as_equal_to_nan():
+    a = np.array([np.nan, 1.0])
+    assert harness.same_array(a, a.copy())
+    assert not harness.same_array(a, np.array([np.nan, 2.0]))
+    assert not harness.same_array(a, a.astype(np.float32))
+    assert not harness.same_array(a, [np.nan, 1.0])  # not an ndarray any more
+
+
+def _npz_bytes(arrays, compression=zipfile.ZIP_STORED):
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=compression) as zf:
+        for key, arr in arrays.items():
+            member = io.BytesIO()
+            np.lib.format.write_array(member, arr, allow_pickle=True)
+            zf.writestr(f"{key}.npy", member.getvalue())
+    return buf.getvalue()
+
+
+def _planted(tmp_path, arrays, compression=zipfile.ZIP_STORED, result=None):
+    out_json, out_npz = tmp_path / "out.json", tmp_path / "out.npz"
+    keys = list(arrays)
+    doc = result or {
+        "status": "ok",
+        "outcomes": [{"types": ["x"]}],
+        "values": [keys],
+        "after": [[]],
+    }
+    out_json.write_text(json.dumps(doc))
+    out_npz.write_bytes(_npz_bytes(arrays, compression))
+    return out_json, out_npz
+
+
+ONE = [Case("one", (np.zeros(2),))]
+
+
+def test_a_plain_answer_is_read(tmp_path):
+    got = exchange.read_outcomes(ONE, *_planted(tmp_path, {"v0_0": np.arange(3.0)}))
+    assert got[0].value.tolist() == [0.0, 1.0, 2.0]
+
+
+def test_a_compressed_member_is_refused(tmp_path):
+    paths = _planted(tmp_path, {"v0_0": np.zeros(1000)}, zipfile.ZIP_DEFLATED)
+    with pytest.raises(exchange.HarnessError, match="packed in an unexpected way"):
+        exchange.read_outcomes(ONE, *paths)
+
+
+def test_an_object_array_is_refused(tmp_path):
+    paths = _planted(tmp_path, {"v0_0": np.array([{"a": 1}], dtype=object)})
+    with pytest.raises(exchange.HarnessError, match="could not be read|not numbers"):
+        exchange.read_outcomes(ONE, *paths)
+
+
+def test_an_oversized_array_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(exchange, "MAX_ELEMENTS", 10)
+    paths = _planted(tmp_path, {"v0_0": np.zeros(11)})
+    with pytest.raises(exchange.HarnessError, match="too large"):
+        exchange.read_outcomes(ONE, *paths)
+
+
+def test_a_symlink_planted_as_the_results_is_refused(tmp_path):
+    secret = tmp_path / "secret.json"
+    secret.write_text(json.dumps({"status": "ok", "outcomes": [], "values": [], "after": []}))
+    link = tmp_path / "out.json"
+    os.symlink(secret, link)
+    with pytest.raises(exchange.HarnessError, match="could not be read"):
+        exchange.read_outcomes(ONE, link, tmp_path / "out.npz")
+
+
+def test_a_writer_that_never_answers_is_reported(tmp_path):
+    with pytest.raises(exchange.HarnessError, match="no results came back"):
+        exchange.read_outcomes(ONE, tmp_path / "none.json", tmp_path / "none.npz")
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        ["not", "a", "dict"],
+        {"status": "ok", "outcomes": "x", "values": [], "after": []},
+        {"status": "ok", "outcomes": [{}, {}], "values": [[]], "after": [[]]},
+        {"status": "ok", "outcomes": [{"types": [1]}], "values": [[]], "after": [[]]},
+        {"status": "ok", "outcomes": [{}], "values": [["nope"]], "after": [[]]},
+    ],
+)
+def test_malformed_results_are_refused(tmp_path, doc):
+    with pytest.raises(exchange.HarnessError, match="malformed"):
+        exchange.read_outcomes(ONE, *_planted(tmp_path, {"v0_0": np.zeros(1)}, result=doc))
+
+
+def test_more_outcomes_than_cases_are_refused(tmp_path):
+    doc = {"status": "ok", "outcomes": [{}, {}], "values": [[], []], "after": [[], []]}
+    with pytest.raises(exchange.HarnessError, match="malformed"):
+        exchange.read_outcomes(ONE, *_planted(tmp_path, {"v0_0": np.zeros(1)}, result=doc))
+
+
+def test_the_output_cap_counts_characters_per_output_and_per_cell():
+    cap = OutputCap(per_output=10, per_cell=25)
+    assert cap.text("x" * 5) == "x" * 5
+    assert cap.text("y" * 50) == "y" * 10 and cap.dropped == 40
+    assert cap.text("z" * 50) == "z" * 10 and cap.left == 0
+    assert cap.text("w") == "" and cap.dropped == 81
+
+
+def test_a_huge_image_is_dropped_whole_and_its_text_kept():
+    cap = OutputCap(per_output=100)
+    out = _to_output(
+        "display_data", {"data": {"image/png": "A" * 1000, "text/plain": "<Figure>"}}, cap
+    )
+    assert out["data"] == {"text/plain": "<Figure>"} and cap.dropped == 1000
