@@ -12,17 +12,22 @@ JOBS ?= $(shell nproc)
 ASSIGNMENT ?=
 # NO_SANDBOX=1: grade without bubblewrap (an explicit opt-out; reports and feedback say so).
 NO_SANDBOX ?=
-GRADE_FLAGS = --jobs $(JOBS) $(if $(filter 1,$(NO_SANDBOX)),--no-sandbox,)
+# SCHEDULER=tcp://HOST:PORT (private network) or tls://HOST:PORT: grade on a Dask cluster whose
+# workers were started with `make worker SCHEDULER=...` (README: grading on a cluster).
+SCHEDULER ?=
+WORKERS ?= $(shell nproc)
+GRADE_FLAGS = $(if $(SCHEDULER),--scheduler $(SCHEDULER),--jobs $(JOBS)) $(if $(filter 1,$(NO_SANDBOX)),--no-sandbox,)
 PORT ?= 8888
 
-.PHONY: venv book test lint format release lab grade demo solutions screenshots student-repo vendor-mathjax clean help
+.PHONY: venv book test lint format release lab grade worker demo solutions screenshots student-repo vendor-mathjax clean help
 
 help:
 	@echo "make book        build the website into _build/html"
 	@echo "make test        run every test (sets up .venv first)"
 	@echo "make lab         JupyterLab on your own copy of the exercises (workspace/)"
 	@echo "make release     regenerate exercises/ from solutions/"
-	@echo "make grade       grade grading/submitted/ (ASSIGNMENT=..., JOBS=N, NO_SANDBOX=1)"
+	@echo "make grade       grade grading/submitted/ (ASSIGNMENT=..., JOBS=N, SCHEDULER=..., NO_SANDBOX=1)"
+	@echo "make worker      a Dask grading worker for make grade SCHEDULER=... (WORKERS=N, NO_SANDBOX=1)"
 	@echo "make demo        build sample submissions and grade them: the whole flow at once"
 	@echo "make solutions   release the solutions after the deadline (grading/released_solutions)"
 	@echo "make screenshots desktop and phone screenshots of every chapter under _build/screenshots"
@@ -68,6 +73,13 @@ lab: $(STAMP)
 
 grade: $(STAMP)
 	python -m autograder.grade $(GRADE_FLAGS) $(if $(ASSIGNMENT),--assignment $(ASSIGNMENT),)
+
+# One grading worker process per core (one thread each), from the course's root, in its venv.
+# The preload refuses to serve when the sandbox cannot start, unless NO_SANDBOX=1.
+worker: $(STAMP)
+	@test -n "$(SCHEDULER)" || { echo "usage: make worker SCHEDULER=tcp://HOST:PORT (or tls://...)"; exit 2; }
+	$(if $(filter 1,$(NO_SANDBOX)),COURSE_GRADE_NO_SANDBOX=1,) $(VENV)/bin/dask worker $(SCHEDULER) \
+	  --nthreads 1 --nworkers $(WORKERS) --preload autograder.grade.cluster_worker
 
 demo: $(STAMP)
 	python -m autograder.samples --install

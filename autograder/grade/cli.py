@@ -34,6 +34,7 @@ from pathlib import Path
 
 from ..course import GRADING, assignments
 from . import gradebook, report
+from .cluster import add_arguments as add_cluster_arguments
 from .pool import run_pool
 from .progress import Progress
 from .results import ERROR, Job
@@ -117,6 +118,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         action="store_true",
         help="grade WITHOUT bubblewrap (explicit opt-out; reports and feedback say so)",
     )
+    add_cluster_arguments(p)  # --scheduler: grade on a Dask cluster (autograder/grade/cluster.py)
     return p.parse_args(argv)
 
 
@@ -141,6 +143,17 @@ def sandbox_decision(no_sandbox: bool) -> tuple[bool, str | None]:
         return False, None
     ok, why = probe()
     return (True, None) if ok else (False, refusal(why))
+
+
+def _open_cluster(args):
+    """--scheduler: (session, None) once every worker passed its checks, or (None, exit status)."""
+    from . import cluster
+
+    try:
+        return cluster.open_session(args), None
+    except cluster.Refused as exc:
+        print(exc, file=sys.stderr)
+        return None, exc.code
 
 
 def _prepare_in_background(grading_dir: Path, names: list[str]) -> tuple[threading.Thread, dict]:
@@ -246,14 +259,20 @@ def main(argv=None) -> int:
             f"nothing to grade in {submitted} (expected <student>/<assignment>/<assignment>.ipynb)"
         )
         return EXIT_OK
-    sandboxed, refused = sandbox_decision(args.no_sandbox)
+    session, code = _open_cluster(args) if args.scheduler else (None, None)
+    if code is not None:
+        return code
+    sandboxed, refused = (session.sandboxed, None) if session else sandbox_decision(args.no_sandbox)
     if refused:
         print(refused, file=sys.stderr)
         return EXIT_NO_SANDBOX
     names = sorted({j.assignment for j in jobs})
     prep_thread, prep = _prepare_in_background(grading_dir, names)
     timings["pool"] = time.monotonic()
-    results, n_workers = _grade(jobs, names, args, grading_dir, sandboxed)
+    if session is not None:  # on the cluster: the same results, graded by its workers
+        results, n_workers = session.grade(jobs, names, args, grading_dir)
+    else:
+        results, n_workers = _grade(jobs, names, args, grading_dir, sandboxed)
     timings["graded"] = time.monotonic()
     prep_thread.join()
     timings["prepared"] = time.monotonic()
