@@ -75,7 +75,11 @@ def dask_setup(worker) -> None:
         raise SystemExit(f"error: {problem}")
     ok, why = probe()
     if not ok and not no_sandbox_requested():
-        raise SystemExit(refusal(why).replace("nothing was graded", "this worker will not serve"))
+        raise SystemExit(
+            refusal(why).replace("nothing was graded", "this worker will not serve")
+            + "\n  For a worker: make worker NO_SANDBOX=1 (COURSE_GRADE_NO_SANDBOX=1); the client "
+            "must be given --no-sandbox too."
+        )
     if worker.state.nthreads != 1:
         raise SystemExit("error: start grading workers with --nthreads 1 (use --nworkers N)")
 
