@@ -1,6 +1,11 @@
 """Benchmark: plain serial ``nbgrader autograde`` against ``make grade``, on N copies of a submission.
 
     python -m autograder.grade.bench [-n 16] [--assignment 01_one_hot_lookup] [--jobs NPROC]
+    python -m autograder.grade.bench --cluster 2 [-n 16] [--repeat 2]
+
+``--cluster W``: ``make grade --jobs W`` against ``make grade SCHEDULER=...`` with W local Dask
+workers (one thread each) on the same N notebooks, alternating, best of ``--repeat``: the
+cluster path's overhead as a ratio, and notebooks per second per worker core.
 
 Both grade the same N copies of the demo correct submission in a temporary course (the real
 grading/ is never touched). Neither is timed for setting up the gradebook: ``nbgrader
@@ -15,7 +20,9 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -102,6 +109,99 @@ def bench(n: int, assignment: str, jobs: int, keep: Path | None = None, extra=()
     return {"n": n, "jobs": jobs, "plain_s": plain_s, "ours_s": ours_s, "ratio": plain_s / ours_s}
 
 
+def _timed(cmd: list[str], env: dict) -> tuple[float, float]:
+    """(seconds from start to exit, seconds of the grading phase as the command reports it)."""
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise SystemExit(
+            f"{' '.join(cmd[2:6])} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+        )
+    grading = re.search(r"grading ([0-9.]+) s", proc.stdout)
+    return seconds, float(grading.group(1)) if grading else float("nan")
+
+
+def _local_cluster(tmp: Path, workers: int, env: dict) -> tuple[str, list]:
+    """A scheduler and ``workers`` one-thread workers on 127.0.0.1, as make worker starts them."""
+    from distributed import Client
+
+    dask = str(Path(sys.executable).parent / "dask")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    address = f"tcp://127.0.0.1:{port}"
+    log = (tmp / "cluster.log").open("w")
+    procs = [subprocess.Popen(
+        [dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )]  # fmt: skip
+    for i in range(workers):
+        cmd = [dask, "worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard"]
+        cmd += ["--name", f"bench{i}", "--preload", "autograder.grade.cluster_worker"]
+        procs.append(subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT))
+    with Client(address, timeout=60) as client:
+        client.wait_for_workers(workers, timeout=120)
+    return address, procs
+
+
+def bench_cluster(n: int, assignment: str, workers: int, repeat: int, extra=()) -> dict:
+    """``--jobs W`` against W local Dask workers on the same n notebooks, alternating, best of
+    ``repeat``. The workers are started (and their imports paid) before either clock starts, as
+    on a real cluster where they outlive one batch; each batch still pays its plugin set-up."""
+    tmp = Path(tempfile.mkdtemp(prefix="bench-cluster-"))
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    if "--no-sandbox" in extra:
+        env["COURSE_GRADE_NO_SANDBOX"] = "1"
+    procs = []
+    try:
+        _, submitted = _course(tmp, assignment, n)
+        address, procs = _local_cluster(tmp, workers, env)
+        base = [sys.executable, "-m", "autograder.grade", "--submitted", str(submitted), *extra]
+        times: dict = {"local": [], "cluster": []}
+        for i in range(repeat):
+            for mode, flags in (
+                ("local", ["--jobs", str(workers)]),
+                ("cluster", ["--scheduler", address]),
+            ):
+                out = tmp / f"{mode}{i}"
+                times[mode].append(_timed([*base, "--grading-dir", str(out), *flags], env))
+                _full_marks(out, assignment, n)
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            proc.wait(timeout=30)
+        shutil.rmtree(tmp, ignore_errors=True)
+    local, cluster = min(times["local"]), min(times["cluster"])
+    return {"n": n, "workers": workers, "local": local, "cluster": cluster, "times": times}
+
+
+def _full_marks(grading: Path, assignment: str, n: int) -> None:
+    full = sum(nb.points(nb.read(source_notebook(assignment))).values())
+    totals: dict = {}
+    with (grading / "test_report.csv").open(encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            totals[row["student"]] = totals.get(row["student"], 0.0) + float(row["score"])
+    assert len(totals) == n and all(s == full for s in totals.values()), totals
+
+
+def print_cluster(r: dict, assignment: str) -> None:
+    w, n = r["workers"], r["n"]
+    (ls, lg), (cs, cg) = r["local"], r["cluster"]
+    print(
+        f"{n} copies of {assignment} on {default_jobs()} core(s); best of {len(r['times']['local'])}"
+    )
+    print(f"make grade --jobs {w}:           {ls:7.1f} s in all, grading {lg:6.1f} s")
+    print(f"make grade SCHEDULER ({w} workers): {cs:7.1f} s in all, grading {cg:6.1f} s")
+    print(
+        f"cluster overhead: {100 * (cs / ls - 1):+.0f}% in all, {100 * (cg / lg - 1):+.0f}% grading"
+    )
+    print(
+        f"cluster: {n / cg / w:.2f} notebooks/s per worker core while grading ({n / cs / w:.2f} in all)"
+    )
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -111,7 +211,20 @@ def main(argv=None) -> int:
     p.add_argument("--jobs", type=int, default=default_jobs())
     p.add_argument("--keep", type=Path, help="copy the temporary course here for inspection")
     p.add_argument("--no-sandbox", action="store_true", help="grade without bubblewrap (explicit)")
+    p.add_argument(
+        "--cluster", type=int, metavar="W", help="instead: W local Dask workers vs --jobs W"
+    )
+    p.add_argument(
+        "--repeat", type=int, default=2, help="--cluster: alternate runs, best of (default 2)"
+    )
     args = p.parse_args(argv)
+    if args.cluster:
+        extra = ("--no-sandbox",) if args.no_sandbox else ()
+        print_cluster(
+            bench_cluster(args.n, args.assignment, args.cluster, args.repeat, extra),
+            args.assignment,
+        )
+        return 0
     r = bench(
         args.n, args.assignment, args.jobs, args.keep, ("--no-sandbox",) if args.no_sandbox else ()
     )

@@ -75,8 +75,11 @@ def _connect(address: str, wait: float):
 
     try:
         client = Client(address, timeout=min(30.0, max(wait, 5.0)))
-    except (OSError, TimeoutError) as exc:
-        raise Refused(EXIT_CLUSTER, f"cannot reach the scheduler {address}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - unreachable, refused, or TLS not configured here
+        hint = " (tls://: are Dask's certificate settings set here?)" if "tls" in address else ""
+        raise Refused(
+            EXIT_CLUSTER, f"cannot reach the scheduler {address}{hint}: {type(exc).__name__}: {exc}"
+        ) from None
     try:
         client.wait_for_workers(1, timeout=wait)
     except TimeoutError:
