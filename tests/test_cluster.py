@@ -94,14 +94,16 @@ def _wait_workers(address: str, n: int, procs, env: dict | None = None, name: st
 
 
 def _stop(*procs) -> None:
+    """One after the other, workers before their scheduler (a worker whose scheduler vanished
+    first takes long to close)."""
     for p in procs:
         if p.poll() is None:
             p.terminate()
-    for p in procs:
         try:
-            p.wait(timeout=5)
+            p.wait(timeout=10)
         except subprocess.TimeoutExpired:
             p.kill()
+            p.wait()
 
 
 def _grade(grading: Path, submitted: Path, *flags: str, env: dict | None = None):

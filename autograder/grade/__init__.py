@@ -6,5 +6,7 @@ submission), run (its kernel and time budget), exchange (cases in, plain outcome
 (bubblewrap + limits), kernels (scratch folders, the spare kernel), assignment (what the source
 notebook says), submission (reading a notebook), results (typed results), gradebook, report,
 feedback and graded (what the student gets back), nbgrader_plugins (plain nbgrader, leak-free),
-bench (the grading benchmark).
+bench (the grading benchmark); on a Dask cluster (``--scheduler``): cluster (the client),
+cluster_worker (the worker plugin and task), fingerprint (the course a worker runs), address
+(which scheduler addresses are accepted).
 """

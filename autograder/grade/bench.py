@@ -168,10 +168,12 @@ def bench_cluster(n: int, assignment: str, workers: int, repeat: int, extra=()) 
                 times[mode].append(_timed([*base, "--grading-dir", str(out), *flags], env))
                 _full_marks(out, assignment, n)
     finally:
-        for proc in procs:
+        for proc in reversed(procs):  # the workers first: they close fast while the scheduler lives
             proc.terminate()
-        for proc in procs:
-            proc.wait(timeout=30)
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
         shutil.rmtree(tmp, ignore_errors=True)
     local, cluster = min(times["local"]), min(times["cluster"])
     return {"n": n, "workers": workers, "local": local, "cluster": cluster, "times": times}
