@@ -196,6 +196,9 @@ def print_cluster(r: dict, assignment: str) -> None:
     )
     print(f"make grade --jobs {w}:           {ls:7.1f} s in all, grading {lg:6.1f} s")
     print(f"make grade SCHEDULER ({w} workers): {cs:7.1f} s in all, grading {cg:6.1f} s")
+    for mode in ("local", "cluster"):
+        runs = ", ".join(f"{a:.1f}/{g:.1f}" for a, g in r["times"][mode])
+        print(f"  every {mode} run (s in all / grading): {runs}")
     print(
         f"cluster overhead: {100 * (cs / ls - 1):+.0f}% in all, {100 * (cg / lg - 1):+.0f}% grading"
     )
