@@ -76,8 +76,7 @@ MAP ?=
 export: $(STAMP)
 	@if [ -z "$(LMS)" ] || [ -z "$(ROSTER)" ]; then \
 	 echo "usage: make export LMS=canvas|moodle ROSTER=FILE [MAP=FILE] [ASSIGNMENT=A]"; exit 2; fi
-	python -m autograder.export --lms "$(LMS)" --roster "$(ROSTER)" $(if $(MAP),--map "$(MAP)",) \
-	 $(foreach a,$(ASSIGNMENT),--assignment $(a))
+	python -m autograder.export --lms "$(LMS)" --roster "$(ROSTER)" $(if $(MAP),--map "$(MAP)" ,)$(foreach a,$(ASSIGNMENT),--assignment $(a))
 
 demo: $(STAMP)
 	python -m autograder.samples --install

@@ -37,14 +37,14 @@ SUBMISSIONS = {
     (A1, "carol"): {"t1": (0.0, None), "t2": (0.0, None)},  # a real zero
     (A1, "dave"): {"t1": (4.5, None), "t2": (0.0, None)},
     (A1, "erin"): {"t1": (1.0, None), "t2": (6.0, None)},
-    (A1, "frank"): {"t1": (2.5, None), "t2": (3.0, None)},
+    (A1, "frank"): {"t1": (2.5, None), "t2": (3.0, None)},  # late: 1 point off (below)
     (A1, "gina"): {"t1": (4.0, None), "t2": (5.0, None)},
     (A2, "alice"): {"s1": (5.0, None)},
     (A2, "bob"): {"s1": (2.0, None)},
 }
 CELLS = {A1: {"t1": 4.0, "t2": 6.0}, A2: {"s1": 5.0}}
 EXPECTED = {  # nbgrader's total per submission
-    A1: {"alice": 7, "bob": 7, "carol": 0, "dave": 4.5, "erin": 7, "frank": 5.5, "gina": 9},
+    A1: {"alice": 7, "bob": 7, "carol": 0, "dave": 4.5, "erin": 7, "frank": 4.5, "gina": 9},
     A2: {"alice": 5, "bob": 2},
 }
 
@@ -148,6 +148,7 @@ def build_gradebook(db) -> None:
             for cell, (auto, manual) in cells.items():
                 grade = gb.find_grade(cell, name, name, sid)
                 grade.auto_score, grade.manual_score = auto, manual
+        gb.find_submission_notebook(A1, A1, "frank").late_submission_penalty = 1.0
         gb.db.commit()
 
 
@@ -194,7 +195,7 @@ def test_canvas_keeps_rows_and_columns_and_fills_points(canvas):
     rows = by_login(table, "SIS Login ID")
     assert rows["alice"][a1] == "7" and rows["BOB"][a1] == "7"  # case-insensitive login
     assert rows["erin@uni.example"][a1] == "7"  # e-mail local part
-    assert rows["f.jones"][a1] == "5.5"  # mapping file
+    assert rows["f.jones"][a1] == "4.5"  # mapping file; 5.5 less the late penalty
 
 
 def test_canvas_points_possible_row(canvas):
@@ -255,7 +256,7 @@ def test_moodle_import_file(moodle):
     assert rows["bob"][-2:] == ["7", "2"]
     assert rows["carol"][-2:] == ["0", "-"]  # Moodle's own "no grade" mark, never 0
     assert rows["e.smith"][-2:] == ["7", "-"]  # e-mail local part, any case
-    assert rows["f.jones"][-2:] == ["5.5", "-"]
+    assert rows["f.jones"][-2:] == ["4.5", "-"]
     assert rows["hank"][-2:] == ["-", "-"]
 
 

@@ -1,8 +1,10 @@
 """What the export needs from nbgrader's gradebook: each submission's total score, each maximum.
 
-A submission's score is nbgrader's own ``SubmittedAssignment.score``: the sum over its graded
-cells of the manual score where a grader gave one, else the automatic score. A student with no
-submission for an assignment has no entry (never a zero).
+A submission's points are the ``score`` column of ``nbgrader export``: nbgrader's own
+``SubmittedAssignment.score`` (the sum over its graded cells of the manual score where a grader
+gave one, else the automatic score) less its late-submission penalty, if a late-submission plugin
+gave one, and never below 0. A student with no submission has no entry (never a zero: nbgrader's
+own CSV export writes 0 there).
 """
 
 from dataclasses import dataclass, field
@@ -31,6 +33,12 @@ def display_name(student) -> str:
     return f"{name} ({student.id})" if name else student.id
 
 
+def points(submission) -> float:
+    """What ``nbgrader export`` writes as the score: total less late penalty, at least 0."""
+    penalty = submission.late_submission_penalty or 0.0
+    return max(0.0, float(submission.score) - float(penalty))
+
+
 def read_grades(db: Path, wanted: list[str] | None = None) -> tuple[Grades, list[str]]:
     """Read ``db``; returns the grades of the ``wanted`` assignments (default: every assignment
     with a submission) and the names of the assignments skipped for having none."""
@@ -48,7 +56,7 @@ def read_grades(db: Path, wanted: list[str] | None = None) -> tuple[Grades, list
             )
         for name in wanted or sorted(known):
             assignment = known[name]
-            scores = {sub.student.id: float(sub.score) for sub in assignment.submissions}
+            scores = {sub.student.id: points(sub) for sub in assignment.submissions}
             if not scores and not wanted:
                 skipped.append(name)
                 continue
