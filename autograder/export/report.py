@@ -29,8 +29,8 @@ def print_report(report: Report, out_path, skipped: list[str]) -> None:
     )
     for name in report.assignments:
         print(
-            f"  {name}: {report.empty[name]} roster student(s) without a submission "
-            "(cell left without a grade)"
+            f"  {name}: {report.empty[name]} roster student(s) without a matched "
+            "submission (cell left without a grade)"
         )
     for name in skipped:
         print(f"  {name}: no submission in the gradebook, not exported")
