@@ -206,6 +206,8 @@ def test_canvas_points_possible_row(canvas):
     assert points[table.column(A2)] == "5"
     assert points[table.column("Quiz 1 (991)")] == "3.00"
     assert points[table.column("Current Score")] == "(read only)"
+    _, _, _, err = canvas
+    assert f"'{A1} (1234)': Canvas says 10.00 points possible" not in err  # 10 is the maximum
 
 
 def test_missing_submission_is_empty_and_a_real_zero_stays_zero(canvas):
@@ -277,7 +279,9 @@ def test_round_trip_gives_the_gradebook_scores(canvas, moodle):
 
 
 def test_semicolon_roster_without_bom_and_assignment_filter(grading, tmp_path, capsys):
-    roster = write_csv(tmp_path / "r.csv", CANVAS_ROWS, delimiter=";", bom=False)
+    rows = [list(r) for r in CANVAS_ROWS]
+    rows[1][6] = "12,00"  # a decimal-comma locale; not the gradebook's maximum
+    roster = write_csv(tmp_path / "r.csv", rows, delimiter=";", bom=False)
     status, table, _, err = export(grading, tmp_path, capsys, "canvas", roster, "--assignment", A1)
     assert status == 0 and table.delimiter == ";"
     assert table.header == CANVAS_ROWS[0]  # A2 not exported: no new column
@@ -287,6 +291,8 @@ def test_semicolon_roster_without_bom_and_assignment_filter(grading, tmp_path, c
     # Without the mapping file, frank has no row, and gina takes the row whose login is hers.
     assert "Frank Jones (frank)" in err
     assert by_login(table, "SIS Login ID")["gina"][table.column(f"{A1} (1234)")] == "9"
+    assert f"'{A1} (1234)': Canvas says 12,00 points possible" in err
+    assert table.rows[0][6] == "10"
 
 
 @pytest.mark.parametrize(

@@ -121,6 +121,21 @@ def fill_column(table, column, name, grades, rows, owner, report) -> None:
         report.empty[name] += 1
 
 
+def set_points_possible(table: Table, points: int, column: int, maximum: float, report) -> None:
+    """Write the assignment's maximum; say so when Canvas's own number differs."""
+    before = table.rows[points][column].strip()
+    try:
+        changed = before != "" and float(before.replace(",", ".")) != maximum
+    except ValueError:
+        changed = True
+    if changed:
+        report.notes.append(
+            f"{table.header[column]!r}: Canvas says {before} points possible, the gradebook's "
+            f"maximum is {format_points(maximum)}: the file says {format_points(maximum)}"
+        )
+    table.rows[points][column] = format_points(maximum)
+
+
 def export_canvas(grades: Grades, table: Table, mapping: dict[str, str]) -> tuple[Table, Report]:
     """The Canvas import file: the roster with every exported assignment's points filled in."""
     section = check_header(table)
@@ -138,6 +153,6 @@ def export_canvas(grades: Grades, table: Table, mapping: dict[str, str]) -> tupl
         if column is None:
             column = add_column(table, name)
             report.new_columns.append(name)
-        table.rows[points][column] = format_points(grades.max_score[name])
+        set_points_possible(table, points, column, grades.max_score[name], report)
         fill_column(table, column, name, grades, rows, owner, report)
     return table, report
