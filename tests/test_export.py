@@ -333,3 +333,15 @@ def test_csv_reading_details(tmp_path):
         "0.3333",
         "",
     ]
+
+
+def test_canvas_manual_posting_row_and_missing_points_possible(grading, tmp_path, capsys):
+    posting = ["", "", "", "", "", "", "Manual Posting", "", "", ""]
+    roster = write_csv(tmp_path / "r.csv", [CANVAS_ROWS[0], posting, *CANVAS_ROWS[2:]])
+    status, table, _, _ = export(grading, tmp_path, capsys, "canvas", roster)
+    assert status == 0 and len(table.rows) == len(CANVAS_ROWS)  # a Points Possible row added
+    a1, a2 = table.column(f"{A1} (1234)"), table.column(A2)
+    assert table.rows[0][0].strip() == "Points Possible"
+    assert (table.rows[0][a1], table.rows[0][a2]) == ("10", "5")
+    assert table.rows[1] == [*posting, ""]  # kept as it was, not taken for a student
+    assert by_login(table, "SIS Login ID")["alice"][a1] == "7"
