@@ -260,6 +260,7 @@ def test_moodle_import_file(moodle):
     assert rows["e.smith"][-2:] == ["7", "-"]  # e-mail local part, any case
     assert rows["f.jones"][-2:] == ["4.5", "-"]
     assert rows["hank"][-2:] == ["-", "-"]
+    assert f"note: {A2}: no grade column in the roster" in moodle[3]
 
 
 def test_round_trip_gives_the_gradebook_scores(canvas, moodle):

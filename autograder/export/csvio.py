@@ -81,11 +81,14 @@ def read_table(path: Path) -> Table:
 
 def write_table(path: Path, table: Table) -> None:
     """Write ``table`` as UTF-8 without a BOM, CRLF line ends, fields quoted only when needed."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8", newline="") as f:
-        writer = csv.writer(f, delimiter=table.delimiter, lineterminator="\r\n")
-        writer.writerow(table.header)
-        writer.writerows(table.rows)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "w", encoding="utf-8", newline="") as f:
+            writer = csv.writer(f, delimiter=table.delimiter, lineterminator="\r\n")
+            writer.writerow(table.header)
+            writer.writerows(table.rows)
+    except OSError as e:
+        raise ExportError(f"cannot write {path}: {e.strerror}") from e
 
 
 def format_points(points: float | None) -> str:

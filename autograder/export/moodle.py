@@ -91,6 +91,11 @@ def export_moodle(grades: Grades, table: Table, mapping: dict[str, str]) -> tupl
     for name in grades.scores:
         column = grade_column(table, name)
         header.append(table.header[column] if column is not None else name)
+        if column is None:
+            report.notes.append(
+                f"{name}: no grade column in the roster; on import map it to its grade item, "
+                "or to 'New grade item'"
+            )
         old = [table.rows[r.index][column] if column is not None else "" for r in rows]
         for line, cell in zip(
             out, column_values(grades, name, rows, owner, old, report), strict=True
