@@ -299,3 +299,48 @@ def test_plain_nbgrader_that_cannot_load_the_checks_fails_loudly_and_records_not
         except MissingEntry:
             return
         assert all(g.auto_score is None for nb in sub.notebooks for g in nb.grades)
+
+
+BOMB = """
+import os, time
+forked = 0
+for _ in range(3000):
+    try:
+        if os.fork() == 0:
+            time.sleep(120)
+            os._exit(0)
+        forked += 1
+    except OSError:
+        break
+print("forked", forked)
+"""
+
+
+@needs_sandbox
+@pytest.mark.skipif(os.geteuid() != 0, reason="per-kernel uids need a root grader")
+def test_a_fork_bomb_hits_its_own_process_limit_and_leaves_nothing_behind(tmp_path, prepared):
+    from autograder.grade.sandbox import UID_BASE, Limits
+
+    bomb = samples.build(A, {})
+    cell = {
+        "cell_type": "code",
+        "execution_count": None,
+        "id": "bomb",
+        "metadata": {},
+        "outputs": [],
+    }
+    cell["source"] = notebooks.split_lines(BOMB)
+    bomb["cells"].insert(1, cell)
+    d = _grading_dir(tmp_path, prepared, {"bomber": bomb, "honest": samples.build(A, {})})
+    proc = _grade(d, "--jobs", "2")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = _report(d)
+    assert all(r["score"] == r["max"] for (s, _), r in rows.items() if s == "honest")
+    graded = notebooks.read(d / "autograded" / "bomber" / A / f"{A}.ipynb")
+    printed = "".join(
+        o.get("text", "") for c in graded["cells"] if c.get("id") == "bomb" for o in c["outputs"]
+    )
+    forked = int(printed.split("forked")[1].split()[0])
+    assert forked < Limits().processes, f"the process limit did not bind: {printed!r}"
+    left = subprocess.run(["ps", "-eo", "uid="], capture_output=True, text=True).stdout.split()
+    assert not [u for u in left if int(u) >= UID_BASE], "a kernel's process outlived grading"
