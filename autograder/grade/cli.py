@@ -182,17 +182,23 @@ def _grade(jobs, names, args, grading_dir: Path, sandboxed: bool):
         shutil.rmtree(run_root, ignore_errors=True)
 
 
-def _snapshot(grading_dir: Path) -> dict:
-    """The guarded columns of the gradebook before any student code runs ({} on a fresh one)."""
+def _snapshot(grading_dir: Path) -> dict | Exception:
+    """The guarded columns of the gradebook before any student code runs ({} on a fresh one);
+    the exception when the gradebook cannot be read (then it will not be written either)."""
     if not (grading_dir / "gradebook.db").exists():
         return {}
-    return guard.snapshot(gradebook.db_url(grading_dir), COURSE_ID)
+    try:
+        return guard.snapshot(gradebook.db_url(grading_dir), COURSE_ID)
+    except Exception as exc:  # noqa: BLE001 - a corrupt gradebook: grade, report, do not record
+        return exc
 
 
-def _write(grading_dir: Path, results, prep: dict, snap: dict) -> Path | None:
+def _write(grading_dir: Path, results, prep: dict, snap) -> Path | None:
     """The report, then the gradebook (verified against the snapshot) and grades.csv; None when
     the gradebook was not written or had been tampered with."""
     report.write_report(grading_dir, results)
+    if isinstance(snap, Exception) and "error" not in prep:
+        prep["error"] = snap
     if "error" not in prep:
         try:
             gradebook.record(grading_dir, results)
