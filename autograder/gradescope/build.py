@@ -80,7 +80,9 @@ def closure(names) -> dict[str, str]:
         try:
             seen[key] = metadata.version(name)
         except metadata.PackageNotFoundError:
-            raise BuildError(f"{name} is not installed in this environment: run make venv") from None
+            raise BuildError(
+                f"{name} is not installed in this environment: run make venv"
+            ) from None
         todo += _deps(name)
     return seen
 

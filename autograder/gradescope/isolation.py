@@ -98,6 +98,13 @@ def drop_command(uid: int, gid: int) -> list[str]:
     ]  # fmt: skip
 
 
+def as_user(uid: int, gid: int, argv: list[str]) -> list[str]:
+    """``argv`` run as uid:gid the way the kernel is: through ``env -i``, which executes it with
+    the user's own rights (``setpriv`` itself may reach an interpreter the user cannot)."""
+    env = ["PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=/"]
+    return [*drop_command(uid, gid), sandbox.tool("env"), "-i", *env, *argv]
+
+
 def kernel_wrapper(uid: int, gid: int) -> list[str]:
     """The command :data:`autograder.grade.sandbox.UNSANDBOXED_KERNEL_WRAPPER` is set to."""
     handover = [sandbox.tool("sh"), "-c", _HANDOVER, "course-drop-root", str(uid), str(gid)]
@@ -118,11 +125,10 @@ def lock_down(root: Path) -> None:
 
 def probe_user(root: Path, uid: int, gid: int) -> tuple[bool, str]:
     """(True, "") when the kernel's user can run Python here and reach none of what it must not."""
-    cmd = [*drop_command(uid, gid), sys.executable, "-I", "-c", _PROBE]
-    cmd += [str(root / "source"), str(root / "results"), str(root)]
-    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/"}
+    args = [str(root / "source"), str(root / "results"), str(root)]
+    cmd = as_user(uid, gid, [sys.executable, "-I", "-c", _PROBE, *args])
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env, cwd="/")
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd="/")
     except (OSError, subprocess.TimeoutExpired) as exc:
         return False, f"the uid drop did not run: {exc}"
     finally:

@@ -20,6 +20,7 @@ from ..course import ROOT
 from ..grade.assignment import assignment_info
 from ..grade.results import ERROR, Job, SubmissionResult
 from ..grade.settings import Settings
+from ..grade.submission import load_submission
 from ..grade.worker import grade
 from . import isolation, results
 
@@ -136,7 +137,9 @@ def run() -> int:
     status, how = EXIT_OK, ""
     isolation.lock_down(root)
     path, why = find_submission(root / "submission", info.name)
-    if path is None:
+    if path is not None:
+        why = load_submission(path)[2]  # a broken file is reported without running anything
+    if why is not None:
         result = not_graded(info, why)
     else:
         iso = isolation.choose(root)
