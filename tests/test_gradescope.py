@@ -297,6 +297,7 @@ def test_the_untouched_stub_gets_nothing(bw_root, blocker):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert_valid(doc)
     assert doc["score"] == 0
+    assert all("still raises NotImplementedError" in t["output"] for t in doc["tests"])
 
 
 @needs_bwrap
