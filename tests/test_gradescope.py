@@ -38,7 +38,9 @@ from autograder.gradescope.results import validate
 ROOT = Path(__file__).resolve().parent.parent
 A = "02_sparse_backward"
 VENV = ROOT / ".venv"
-TEST_UID = 47817  # no account, no process: safe to kill every process of it
+# No account and no process has it (one per test process, so parallel runs never kill each
+# other's kernels): every process of it may be killed.
+TEST_UID = 470_000 + os.getpid() % 10_000
 SANDBOXED, WHY_NOT = probe()
 needs_bwrap = pytest.mark.skipif(not SANDBOXED, reason=f"bubblewrap cannot run here: {WHY_NOT}")
 BLOCKED = ("nbgrader", "torch", "jupyterlab", "jupyter_book", "playwright", "matplotlib")
