@@ -15,7 +15,7 @@ NO_SANDBOX ?=
 GRADE_FLAGS = --jobs $(JOBS) $(if $(filter 1,$(NO_SANDBOX)),--no-sandbox,)
 PORT ?= 8888
 
-.PHONY: venv book test lint format release lab grade demo solutions gradescope screenshots student-repo vendor-mathjax clean help
+.PHONY: venv book test lint format release lab grade export demo solutions gradescope screenshots student-repo vendor-mathjax clean help
 
 help:
 	@echo "make book        build the website into _build/html"
@@ -23,6 +23,7 @@ help:
 	@echo "make lab         JupyterLab on your own copy of the exercises (workspace/)"
 	@echo "make release     regenerate exercises/ from solutions/"
 	@echo "make grade       grade grading/submitted/ (ASSIGNMENT=..., JOBS=N, NO_SANDBOX=1)"
+	@echo "make export      grades into the LMS's import file (LMS=canvas|moodle ROSTER=FILE [MAP=FILE])"
 	@echo "make demo        build sample submissions and grade them: the whole flow at once"
 	@echo "make solutions   release the solutions after the deadline (grading/released_solutions)"
 	@echo "make gradescope  a Gradescope autograder: grading/gradescope/ASSIGNMENT.zip (holds the solutions!)"
@@ -69,6 +70,17 @@ lab: $(STAMP)
 
 grade: $(STAMP)
 	python -m autograder.grade $(GRADE_FLAGS) $(if $(ASSIGNMENT),--assignment $(ASSIGNMENT),)
+
+# The LMS's own grade-import CSV, filled from the gradebook: grading/export/canvas.csv or moodle.csv.
+# ROSTER is the LMS's grade export; MAP an optional CSV "nbgrader id, LMS login"; ASSIGNMENT
+# (space-separated) limits it to some assignments.
+LMS ?=
+ROSTER ?=
+MAP ?=
+export: $(STAMP)
+	@if [ -z "$(LMS)" ] || [ -z "$(ROSTER)" ]; then \
+	 echo "usage: make export LMS=canvas|moodle ROSTER=FILE [MAP=FILE] [ASSIGNMENT=A]"; exit 2; fi
+	python -m autograder.export --lms "$(LMS)" --roster "$(ROSTER)" $(if $(MAP),--map "$(MAP)" ,)$(foreach a,$(ASSIGNMENT),--assignment $(a))
 
 demo: $(STAMP)
 	python -m autograder.samples --install
