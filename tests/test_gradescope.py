@@ -333,6 +333,7 @@ def test_a_broken_file_is_reported(bw_root, blocker):
 
 def test_a_missing_or_doubled_notebook_is_reported(bw_root, blocker):
     (bw_root / "submission" / "answers.py").write_text("print('hi')\n")
+    (bw_root / "submission" / "._answers.ipynb").write_bytes(b"\0\5\26\7")  # macOS's litter
     proc, doc = run(bw_root, blocker)
     assert proc.returncode == 0
     assert_valid(doc)
@@ -465,5 +466,18 @@ def test_an_unprivileged_user_who_cannot_run_the_interpreter_means_nothing_runs(
         assert proc.returncode == 3, proc.stdout + proc.stderr
         assert_valid(doc)
         assert doc["score"] == 0 and "the unprivileged user is not safe" in doc["output"]
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_a_broken_image_still_tells_the_student(zip_path, blocker, tmp_path):
+    """No Python in the venv: run_autograder itself writes a valid results.json, score 0."""
+    root = make_root(zip_path, tmp_path / "no-such-venv")
+    try:
+        submit(root, samples.build(A, {}))
+        proc, doc = run(root, blocker)
+        assert proc.returncode != 0
+        assert validate(doc) == [] and doc["score"] == 0
+        assert "could not start" in doc["output"]
     finally:
         shutil.rmtree(root, ignore_errors=True)

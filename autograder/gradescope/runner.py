@@ -42,7 +42,11 @@ def notebooks(folder: Path) -> list[Path]:
     found = []
     for dirpath, dirnames, filenames in os.walk(folder):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
-        found += [Path(dirpath) / f for f in sorted(filenames) if f.lower().endswith(".ipynb")]
+        found += [
+            Path(dirpath) / f
+            for f in sorted(filenames)
+            if f.lower().endswith(".ipynb") and not f.startswith(".")  # macOS's ._x.ipynb
+        ]
     return found
 
 

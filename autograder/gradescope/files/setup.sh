@@ -46,6 +46,7 @@ find_python() {
 
 install_python() {
     say "the image's Python is older than $MIN_PYTHON: installing python$MIN_PYTHON"
+    apt-get update -q
     if command -v add-apt-repository >/dev/null || apt-get install -y -q software-properties-common; then
         if add-apt-repository -y ppa:deadsnakes/ppa && apt-get update -q &&
             apt-get install -y -q "python$MIN_PYTHON" "python$MIN_PYTHON-venv"; then
@@ -68,7 +69,12 @@ make_venv() {
     local py
     py="$(find_python)" || { install_python; py="$(find_python)"; }
     say "creating $VENV with $py ($("$py" --version))"
-    "$py" -m venv "$VENV"
+    if ! "$py" -m venv "$VENV"; then # Debian and Ubuntu ship venv's pip separately
+        rm -rf "$VENV"
+        apt-get update -q
+        apt-get install -y -q "python$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')-venv"
+        "$py" -m venv "$VENV"
+    fi
     "$VENV/bin/python" -m pip install -q --upgrade pip
     "$VENV/bin/python" -m pip install -q --no-cache-dir -r "$SRC/requirements-grading.txt"
     chown -R root:root "$VENV"
