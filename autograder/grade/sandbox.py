@@ -95,11 +95,12 @@ def interpreter_paths() -> list[Path]:
 
 
 def bind_back(hidden: list[Path]) -> list[tuple[Path, Path]]:
-    """(source on the host, place in the sandbox) for each interpreter path a hidden folder
-    covers; bound read-only after the hidden folders are blanked."""
+    """(source on the host, place in the sandbox) for each interpreter path a hidden folder (or
+    the sandbox's private /tmp) covers; bound read-only after those folders are blanked."""
     binds: list[tuple[Path, Path]] = []
+    blanked = [Path("/tmp"), *hidden]
     for dest in interpreter_paths():
-        inside = any(dest.is_relative_to(h) and dest != h for h in hidden)
+        inside = any(dest.is_relative_to(h) and dest != h for h in blanked)
         covered = any(dest.is_relative_to(b) for _, b in binds)
         if inside and not covered:
             binds.append((Path(os.path.realpath(dest)), dest))
