@@ -10,8 +10,8 @@ Gradescope's container falls back to (bubblewrap made to fail by a ``bwrap`` fir
 kernel's user is a bare uid that no account or process on this machine uses). Without either,
 grading must refuse (exit 3, score 0) and run nothing.
 
-The temporary roots live in /var/tmp, not /tmp: the sandbox mounts a private /tmp over the real
-one, so a venv linked from under /tmp would vanish inside it (Gradescope's root is /autograder).
+The temporary roots are made in /var/tmp with mode 755, not under pytest's own folders (mode 700):
+only the grader's own locks may keep the kernel's user out of the root's source/ and results/.
 """
 
 from __future__ import annotations
