@@ -265,6 +265,13 @@ def kernel_env(scratch: Path) -> dict[str, str]:
     return env
 
 
+# A command that the kernel is started through when it runs WITHOUT bubblewrap, placed after
+# prlimit. Empty for `make grade`. autograder.gradescope sets it in Gradescope's container (root,
+# no user namespaces) to a command that drops root for an unprivileged user before the kernel
+# starts; the command may use ``{connection_file}`` (filled in by jupyter_client like the rest).
+UNSANDBOXED_KERNEL_WRAPPER: list[str] = []
+
+
 def kernel_argv(
     scratch: Path, limits: Limits, sandboxed: bool, uid: int | None = None
 ) -> list[str]:
@@ -293,7 +300,8 @@ def kernel_argv(
         return [*sandbox, "--clearenv", *setenv, *_setpriv_args(uid), *py]
     # Without the sandbox, the kernel watches its parent (the worker) and exits with it.
     env["JPY_PARENT_PID"] = str(os.getpid())
-    return [*_prlimit_args(limits), "env", "-i", *(f"{k}={v}" for k, v in env.items()), *py]
+    env_i = ["env", "-i", *(f"{k}={v}" for k, v in env.items())]
+    return [*_prlimit_args(limits), *UNSANDBOXED_KERNEL_WRAPPER, *env_i, *py]
 
 
 # ------------------------------------------------------------------------------------------
