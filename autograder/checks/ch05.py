@@ -23,6 +23,7 @@ from .framework import (
     close,
     common_problems,
     differing_rows,
+    expected,
     fmt,
     tolerance,
 )
@@ -280,7 +281,7 @@ def tuple_judge(fname: str, names: list[str], mistakes=(), check_types: bool = F
             )
             return (
                 f"{fname} returned the loss {float(got.values[0].reshape(())):.10g} for {case.label}; "
-                f"expected {float(want.values[0]):.10g}{right}."
+                f"{expected(case, f'{float(want.values[0]):.10g}', 'expected ') or 'which is not right'}{right}."
             )
         for name, g, w, ok in zip(names[1:], got.values[1:], want.values[1:], oks[1:], strict=True):
             if not ok:
@@ -288,7 +289,7 @@ def tuple_judge(fname: str, names: list[str], mistakes=(), check_types: bool = F
                 first = rows[0] if rows else 0
                 return (
                     f"{fname} returned a wrong {name} for {case.label} at rows {rows}: row {first} "
-                    f"is {fmt(g[first])}, expected {fmt(w[first])}."
+                    f"is {fmt(g[first])}{expected(case, fmt(w[first]), ', expected ')}."
                 )
         return None  # pragma: no cover - one of the above always applies
 

@@ -16,7 +16,7 @@ implementation (``V ** 0.25``, ``math.sqrt(math.sqrt(V))``, ``np.power``, ``roun
 
 from __future__ import annotations
 
-from .framework import Case, checks_for, common_problems
+from .framework import Case, checks_for, common_problems, expected, shown
 
 A = "07_choosing_d"
 check = checks_for(A)
@@ -76,14 +76,14 @@ def _tied_judge(case, got, want):
         return (
             f"table_cost counted the tied table twice for {case.label}: with tied=True the input "
             f"table and the output layer are the same {case.meta['V']} x {case.meta['d']} matrix, "
-            f"stored once ({wp:,} parameters, not {gp:,})."
+            f"stored once (half of the {gp:,} parameters counted)."
         )
     if not case.meta["tied"] and 2 * gp == wp:
         return (
             f"table_cost counted one table for {case.label}: with tied=False the input table and the "
-            f"output layer are two separate V x d matrices ({wp:,} parameters, not {gp:,})."
+            f"output layer are two separate V x d matrices (twice {gp:,} parameters)."
         )
-    return f"table_cost returned {gp:,} parameters for {case.label}; expected {wp:,}."
+    return f"table_cost returned {gp:,} parameters for {case.label}{expected(case, f'{wp:,}')}, which is not the count."
 
 
 # --------------------------------------------------------------------------------------------
@@ -128,7 +128,7 @@ def _bytes_judge(case, got, want):
             return f"table_cost counted {what} (for {case.label})."
     if gp and gb == 16 * gp // 8:
         return f"table_cost counted bits where bytes were wanted, or divided by 8 once too often (for {case.label})."
-    return f"table_cost returned {gb:,} bytes for {gp:,} parameters for {case.label}; expected 16 * params = {16 * gp:,}."
+    return f"table_cost returned {gb:,} bytes for {gp:,} parameters for {case.label}; expected 16 bytes per parameter (16 * params)."
 
 
 # --------------------------------------------------------------------------------------------
@@ -152,16 +152,19 @@ def _factor_judge(case, got, want):
     if tied and gp == 2 * wp:
         return (
             f"table_cost counted the tied table twice for {case.label}: tied=True stores one "
-            f"factorized table ({wp:,} parameters), not two."
+            f"factorized table (half of {gp:,} parameters), not two."
         )
     if not tied and gp == 2 * V * m + m * d:
         return (
             f"table_cost gave the two untied tables one shared projection for {case.label}: each stored "
-            f"table is a V x m table plus its own m x d projection ({wp:,} parameters)."
+            f"table is a V x m table plus its own m x d projection."
         )
     if gp == n * (V * m + V * d):
         return f"table_cost used V x d for the projection for {case.label}; the projection is m x d ({m} x {d})."
-    return f"table_cost returned {gp:,} parameters for {case.label}; expected {wp:,} = {n} x ({V} x {m} + {m} x {d})."
+    return (
+        f"table_cost returned {gp:,} parameters for {case.label}; a factorized table is "
+        f"n_tables x (V x m + m x d){expected(case, f'{wp:,}', ' = ')}."
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -237,11 +240,11 @@ def _rule_judge(case, got, want):
     capped = (lambda x: min(600, x)) if rule == "fastai" else (lambda x: x)
     if rule == "fastai" and g == round(raw) and w == 600:
         return (
-            f"suggest_dim forgot fastai's cap for {case.label}: 1.6 * V ** 0.56 = {raw:.1f}, and the rule "
-            "is min(600, ...), so 600."
+            f"suggest_dim forgot fastai's cap for {case.label}: the rule is min(600, ...), and "
+            "1.6 * V ** 0.56 is above 600 here."
         )
     if rule == "fastai" and g == 600 and w < 600:
-        return f"suggest_dim returned 600 for {case.label}: the rule is min(600, ...), not max; expected {w}."
+        return f"suggest_dim returned 600 for {case.label}: the rule is min(600, ...), not max."
     if rule == "fastai" and g == capped(round((1.6 * V) ** 0.56)) and g != capped(int(raw)):
         return (
             f"suggest_dim raised 1.6 * V to the power 0.56 for {case.label}; the rule is 1.6 * (V ** 0.56): "
@@ -249,12 +252,12 @@ def _rule_judge(case, got, want):
         )
     if g == capped(int(raw)):
         return (
-            f"suggest_dim truncated instead of rounding for {case.label}: {formula} = {raw:.3f}, which "
-            f"rounds to {w}; int() drops the fraction (use round())."
+            f"suggest_dim truncated instead of rounding for {case.label}: int() drops the fraction "
+            f"of {formula} (use round())."
         )
     if g == capped(-(-raw // 1)):
-        return f"suggest_dim rounded up for {case.label}: {formula} = {raw:.3f} rounds to {w} (use round(), not ceil)."
-    return f"suggest_dim returned {g} for {case.label}; {formula} = {raw:.3f}, expected {w}."
+        return f"suggest_dim rounded up for {case.label}: {formula} must be rounded to the nearest integer (use round(), not ceil)."
+    return f"suggest_dim returned {g} for {case.label}, which is not {formula} rounded{expected(case, str(w), ' (')}{')' if shown(case) else ''}."
 
 
 def _contract_judge(case, got, want):

@@ -50,6 +50,19 @@ class Case:
     meta: dict = field(default_factory=dict)  # anything a judge or diagnosis wants to know
 
 
+def shown(case: Case) -> bool:
+    """May a message show the reference's values for this case? Only for the small worked
+    examples the visible tests already show (label "the worked example ...", or meta shown=True):
+    for every other (hidden) case, a message names the case, the mistake and where the result
+    differs, never what the reference computes (that would be the hidden test's answer key)."""
+    return bool(case.meta.get("shown", "worked example" in case.label))
+
+
+def expected(case: Case, text: str, sep: str = "; expected ") -> str:
+    """``sep + text`` for a shown case, "" for a hidden one."""
+    return f"{sep}{text}" if shown(case) else ""
+
+
 @dataclass
 class Outcome:
     """What one call produced, with every student object already turned into plain data."""
@@ -224,9 +237,9 @@ def array_judge(
             first = rows[0]
             return (
                 f"{fname} returned wrong values for {case.label} at {row_word}s {rows}: "
-                f"{row_word} {first} is {fmt(g[first])}, expected {fmt(w[first])}."
+                f"{row_word} {first} is {fmt(g[first])}{expected(case, fmt(w[first]), ', expected ')}."
             )
-        return f"{fname} returned {fmt(g)} for {case.label}; expected {fmt(w)}."
+        return f"{fname} returned {fmt(g)} for {case.label}{expected(case, fmt(w))}, which is not right."
 
     return judge
 
