@@ -30,6 +30,7 @@ from autograder import nb as notebooks
 from autograder import samples
 from autograder.course import COURSE_ID, ROOT, assignments, source_notebook
 from autograder.grade import gradebook as grading_book
+from autograder.grade.cluster_worker import PREFIX, sweep
 from autograder.grade.sandbox import probe
 
 pytestmark = pytest.mark.slow
@@ -214,6 +215,9 @@ def test_a_killed_worker_loses_nothing(batch, cluster, tmp_path):
     out, err = client.communicate(timeout=300)
     assert client.returncode == 0, err[-3000:]
     assert workers[0].wait(timeout=10) == -signal.SIGKILL
+    left = list(Path("/tmp").glob(f"{PREFIX}{workers[0].pid}-*"))  # a killed worker cannot clean
+    sweep()  # what a restarted worker does when it joins
+    assert left and not any(d.exists() for d in left)
     book = _gradebook(tmp_path / "g")
     full = sum(notebooks.points(notebooks.read(source_notebook(a))).values())
     assert sorted(book) == sorted((f"s{i}", a) for i in range(n))

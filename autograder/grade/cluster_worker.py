@@ -39,6 +39,23 @@ from .sandbox import no_sandbox_requested, probe, refusal
 from .settings import Settings
 from .worker import grade
 
+PREFIX = "course-grade-dask-"  # /tmp/course-grade-dask-<pid>-XXXX: one worker's private folder
+
+
+def sweep() -> None:
+    """Remove the private folders of workers that died without tearing down (killed, out of
+    memory): they hold copies of student notebooks."""
+    for d in Path("/tmp").glob(f"{PREFIX}*-*"):
+        pid = d.name[len(PREFIX) :].split("-")[0]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists() and d.owner() == _me():
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def _me() -> str:
+    import pwd
+
+    return pwd.getpwuid(os.geteuid()).pw_name
+
 
 class CourseMismatch(RuntimeError):
     """This worker runs another course (or another numpy or Python) than the client."""
@@ -99,7 +116,8 @@ class GraderPlugin(WorkerPlugin):
         if diff:  # a worker that joined after the client's check
             self.refused = f"worker {worker.address} runs another course: {'; '.join(diff)}"
             return
-        self.root = Path(tempfile.mkdtemp(prefix="course-grade-", dir="/tmp"))
+        sweep()
+        self.root = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir="/tmp"))
         os.chmod(self.root, 0o700)
         self.settings = replace(self.settings, run_root=self.root, grading_dir=self.root)
         os.environ.pop("JPY_PARENT_PID", None)
