@@ -151,7 +151,8 @@ class Tally:
     def lines(self, n_jobs: int) -> list[str]:
         wall = max(time.monotonic() - self.start, 1e-9)
         out = [
-            f"\ncluster: {len(self.by_worker)} worker(s), {n_jobs} submission(s) in {wall:.1f} s"
+            f"\ncluster: {sum('://' in a for a in self.by_worker)} worker(s), {n_jobs} "
+            f"submission(s) in {wall:.1f} s"
         ]
         out.append(f"  {'worker':<34} {'notebooks':>9} {'busy s':>8} {'notebooks/s':>11}")
         for addr in sorted(self.by_worker):
