@@ -2,7 +2,7 @@
 
     python -m autograder.grade [--jobs N] [--assignment A] [--submitted DIR] [--grading-dir DIR]
                                [--memory-gib G] [--cell-timeout S] [--notebook-budget S]
-                               [--no-sandbox]
+                               [--no-sandbox] [--scheduler ADDRESS]
 
 Input: nbgrader's layout, ``grading/submitted/<student>/<assignment>/<assignment>.ipynb``.
 Output (in ``grading/``): the gradebook (``gradebook.db``), ``grades.csv``, ``test_report.csv``,
@@ -18,6 +18,9 @@ zeros and is named); 1 when grading itself failed for some submission; 2 for a u
 second run on the same grading folder; 3 when the sandbox cannot start here: nothing is graded,
 the reason and the fix are printed (opt out explicitly with --no-sandbox, NO_SANDBOX=1 for make,
 or COURSE_GRADE_NO_SANDBOX=1).
+
+With ``--scheduler ADDRESS`` the same grading runs on a Dask cluster's workers instead of the
+local pool (:mod:`.cluster`); exit status 4 there when the cluster cannot grade this course.
 """
 
 from __future__ import annotations
