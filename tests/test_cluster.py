@@ -8,6 +8,7 @@ processes started here with Dask's own commands, as an instructor would.
 * a worker started from a different copy of the course is refused, by name, before grading;
 * tls:// with a self-signed certificate (Dask's certificate settings) grades the same; a client
   without the certificate cannot connect;
+* a scheduler lost mid-batch: what was graded is recorded, the rest are error rows, exit 1;
 * plain tcp:// to a public address is refused; a worker whose sandbox cannot start refuses to
   serve; a submission that keeps killing workers becomes a bad row (KilledWorker).
 """
@@ -312,6 +313,34 @@ def test_tls_with_a_self_signed_certificate(batch, solo, tmp_path):
         r for r in _report(solo) if r[:2] == ("demo_mistake", FULL[0])
     ]
     assert bare.returncode == 4 and "cannot reach the scheduler" in bare.stderr, bare.stderr
+
+
+def test_a_lost_scheduler_keeps_what_was_graded(tmp_path):
+    a = FULL[0]
+    n = 4
+    for i in range(n):
+        notebooks.write(samples.build(a, {}), tmp_path / "sub" / f"s{i}" / a / f"{a}.ipynb")
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    sched = _scheduler(port, tmp_path / "scheduler.log")
+    worker = _worker(address, tmp_path / "worker.log", "w")
+    try:
+        _wait_workers(address, 1, [sched, worker])
+        cmd = [sys.executable, "-m", "autograder.grade", "--grading-dir", str(tmp_path / "g")]
+        cmd += ["--submitted", str(tmp_path / "sub"), "--scheduler", address, "--wait-workers", "5"]
+        client = subprocess.Popen([*cmd, *OPT_OUT], cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        for line in client.stderr:
+            if re.search(rf"\] 1/{n} ", line):
+                sched.send_signal(signal.SIGKILL)
+                break
+        out, err = client.communicate(timeout=120)
+    finally:
+        _stop(worker, sched)
+    assert client.returncode == 1, err[-3000:]  # some submissions could not be graded
+    assert "connection to the scheduler was lost" in err and "Traceback" not in err, err[-3000:]
+    book = _gradebook(tmp_path / "g")
+    assert 1 <= len(book) < n and all(len(v) == 1 for v in book.values())  # what was graded
+    assert "GRADING FAILED for" in out
 
 
 def test_plain_tcp_to_a_public_address_is_refused(batch, tmp_path):

@@ -25,6 +25,7 @@ no worker, a worker that runs another course).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 import uuid
@@ -193,12 +194,16 @@ class Session:
             print(f"error: {exc}", file=sys.stderr)
             raise SystemExit(exc.code) from None
         finally:
-            try:
-                self.client.unregister_worker_plugin(name)
-            finally:
-                self.client.close()
+            self._close(name)
         print("\n".join(self.tally.lines(len(jobs))))
         return results, len(self.states)
+
+    def _close(self, plugin: str) -> None:
+        """Remove the plugin from the workers (it drops their spare kernels) and disconnect."""
+        with contextlib.suppress(Exception):  # a lost scheduler: its workers go with it
+            self.client.unregister_worker_plugin(plugin)
+        with contextlib.suppress(Exception):
+            self.client.close()
 
 
 class Batch:
@@ -229,7 +234,20 @@ class Batch:
             self._release()
         except CourseMismatch as exc:
             raise Refused(EXIT_CLUSTER, f"{exc}; nothing was recorded") from None
+        except Exception as exc:  # noqa: BLE001 - the scheduler (or the way to it) was lost
+            self._lost(exc, todo)
         return [self.results[j.index] for j in jobs]
+
+    def _lost(self, exc: Exception, todo: deque) -> None:
+        """What was graded is kept; every other submission is an error row (nothing recorded
+        for it; the run exits 1 and names them), never a traceback."""
+        why = f"not graded: the connection to the scheduler was lost ({type(exc).__name__}: {exc})"
+        print(f"\nerror: {why}", file=sys.stderr)
+        for job in [*self.inflight.values(), *todo]:
+            if job.index not in self.results:
+                self._record(error_result(job, why), "?")
+        self.inflight.clear()
+        todo.clear()
 
     def _fill(self, todo: deque) -> None:
         from .cluster_worker import grade_remote
