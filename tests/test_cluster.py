@@ -2,7 +2,7 @@
 processes started here with Dask's own commands, as an instructor would.
 
 * the cluster gives exactly what `--jobs 1` gives (report rows, feedback pages, graded copies) on
-  the demo submissions of two chapters, plus a wrong answer of every other chapter, and the
+  the demo submissions of two chapters and a wrong answer of every other chapter, and the
   gradebook holds each submission once;
 * a worker killed mid-batch loses nothing and doubles nothing, and the run says it retried;
 * a worker started from a different copy of the course is refused, by name, before grading;
@@ -42,12 +42,9 @@ SANDBOXED, WHY_NOT = probe()
 OPT_OUT = [] if SANDBOXED else ["--no-sandbox"]
 DASK = str(Path(sys.executable).parent / "dask")
 FULL = ["01_one_hot_lookup", "02_sparse_backward"]  # every demo student of these two chapters
-# COURSE_CLUSTER_EVERY_CHAPTER=1: also a wrong answer of every other chapter (slower)
-EVERY = (
-    [a for a in assignments() if a not in FULL]
-    if os.environ.get("COURSE_CLUSTER_EVERY_CHAPTER") == "1"
-    else []
-)
+# and a wrong answer of every other chapter (COURSE_CLUSTER_TWO_CHAPTERS=1: only the two above)
+TWO_ONLY = os.environ.get("COURSE_CLUSTER_TWO_CHAPTERS") == "1"
+EVERY = [] if TWO_ONLY else [a for a in assignments() if a not in FULL]
 
 
 def _env(**extra) -> dict:
