@@ -43,7 +43,7 @@ def ch03_methods(V: int, d: int) -> list:
     ]
 
 
-def timing(sizes=CH03_SIZES, min_run_time=0.15):
+def timing(sizes=CH03_SIZES, min_run_time=0.1):
     """Time and plot the four methods on this machine; nothing happens under nbgrader."""
     title = f"accumulating N rows into a ({sizes['V']:,}, {sizes['d']}) float32 gradient"
     xlabel = "positions N (rows of upstream gradient)"

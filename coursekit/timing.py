@@ -17,10 +17,12 @@ and the report shows what the hardware achieved (GB/s for memory-bound methods, 
 products) beside the measured and predicted ratios.
 """
 
+import contextlib
 import functools
 import math
 import os
 import platform
+import time
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -56,6 +58,7 @@ class Cost(NamedTuple):
     flops: int = 0  # floating-point operations of one call
     calls: int = 1  # library calls per call: each pays the per-call overhead
     shape: tuple = ()  # (m, k, n) of a product (m x k) @ (k x n); empty for memory-bound work
+    fresh: int = 0  # bytes of new memory each call allocates (its results)
 
 
 class Method(NamedTuple):
@@ -69,20 +72,20 @@ class Method(NamedTuple):
 
 def gather_cost(N: int, V: int, d: int) -> Cost:
     """E[ids]: read N rows of d floats and the N int64 ids, write N rows. The cap is the table."""
-    return Cost(operand=4 * V * d, moved=4 * N * d + 4 * N * d + 8 * N)
+    return Cost(operand=4 * V * d, moved=4 * N * d + 4 * N * d + 8 * N, fresh=4 * N * d)
 
 
 def matmul_cost(m: int, k: int, n: int, operand: int = 0, calls: int = 1) -> Cost:
     """(m x k) @ (k x n): read both operands, write the result, 2 m k n flops."""
     moved = 4 * (m * k + k * n + m * n)
-    return Cost(operand or moved, moved, 2 * m * k * n, calls, (m, k, n))
+    return Cost(operand or moved, moved, 2 * m * k * n, calls, (m, k, n), fresh=4 * m * n)
 
 
 def scatter_add_cost(N: int, V: int, d: int, calls: int = 2) -> Cost:
     """zeros(V, d) then add N rows into it: write the table, read N rows and the ids, read and
     write the N target rows; N d additions."""
     moved = 4 * V * d + 4 * N * d + 8 * N * d + 8 * N
-    return Cost(operand=4 * V * d, moved=moved, flops=N * d, calls=calls)
+    return Cost(operand=4 * V * d, moved=moved, flops=N * d, calls=calls, fresh=4 * V * d)
 
 
 def lookup_operands(V: int, d: int, n_tokens: int, device, scale: float = 1.0):
@@ -170,7 +173,8 @@ def pick_device():
                     break
     except OSError:
         pass
-    return torch.device("cpu"), f"CPU: {name}, {torch.get_num_threads()} threads"
+    n = torch.get_num_threads()
+    return torch.device("cpu"), f"CPU: {name}, {n} thread{'s' if n > 1 else ''}"
 
 
 def synchronize(device) -> None:
@@ -182,43 +186,56 @@ def synchronize(device) -> None:
         torch.mps.synchronize()
 
 
-def bench(fn, device, min_run_time: float = 0.15) -> float:
-    """Seconds per call of fn(), by torch.utils.benchmark, synchronised on GPUs.
-
-    The fastest block is reported: on a shared machine other processes only ever add time, so the
-    minimum is the most repeatable estimate of what the operation itself costs.
-    """
-    import torch
-    import torch.utils.benchmark as tb
-
-    if device.type == "mps":  # torch.utils.benchmark synchronises CUDA itself, not MPS
-
-        def run():
-            fn()
-            torch.mps.synchronize()
-
-    else:
-        run = fn
-    run()  # warm up (allocations, kernel selection)
+def _block(fn, n: int, device) -> float:
+    """Seconds for n calls of fn(), synchronised on GPUs at both ends."""
     synchronize(device)
-    timer = tb.Timer(stmt="run()", globals={"run": run}, num_threads=torch.get_num_threads())
-    return min(timer.blocked_autorange(min_run_time=min_run_time).times)
+    start = time.perf_counter()
+    for _ in range(n):
+        fn()
+    synchronize(device)
+    return time.perf_counter() - start
+
+
+def bench(fn, device, min_run_time: float = 0.15, block: float = 1e-3) -> float:
+    """Seconds per call of fn(): the fastest of many blocks of calls, each about `block` long
+    (synchronised on GPUs), timed for min_run_time in all.
+
+    The fastest block is reported: on a shared machine other processes only ever add time, and a
+    millisecond is short enough that many blocks run undisturbed even when the machine is busy.
+    """
+    fn()  # warm up (allocations, kernel selection)
+    n, t = 1, _block(fn, 1, device)
+    while t < block:
+        n = 2 * n if t <= 0 else max(2 * n, int(n * block / t))
+        t = _block(fn, n, device)
+    best, end = t / n, time.perf_counter() + min_run_time
+    while time.perf_counter() < end:
+        best = min(best, _block(fn, n, device) / n)
+    return best
 
 
 def nbytes(shape, dtype_bytes: int = 4) -> int:
     return int(math.prod(shape)) * dtype_bytes
 
 
-def _measure(device, what: str, make, min_run_time: float):
-    """Time make(device)'s call once per process and device (cached in _CALIBRATION)."""
-    key = (str(device), what)
-    if key not in _CALIBRATION:
-        fn, amount = make(device)
-        _CALIBRATION[key] = (bench(fn, device, min_run_time), amount)
-    return _CALIBRATION[key]
+def _measure(device, items: dict, min_run_time: float, rounds: int = 3) -> dict:
+    """{what: (seconds, amount)} for items {what: make(device) -> (fn, amount)}, each timed once
+    per process (cached in _CALIBRATION) as its fastest of `rounds` short benches taken in turn,
+    so that a burst of other work on a shared machine does not hit all of one item's blocks."""
+    import torch
+
+    at = f"{device}, {torch.get_num_threads()} threads"
+    new = {w: make(device) for w, make in items.items() if (at, w) not in _CALIBRATION}
+    best = dict.fromkeys(new, math.inf)
+    for _ in range(rounds):
+        for w, (fn, _amount) in new.items():
+            best[w] = min(best[w], bench(fn, device, min_run_time / rounds))
+    for w, (_fn, amount) in new.items():
+        _CALIBRATION[(at, w)] = (best[w], amount)
+    return {w: _CALIBRATION[(at, w)] for w in items}
 
 
-def calibrate(device, shapes=(), copy_bytes: int = COPY_BYTES, min_run_time: float = 0.1):
+def calibrate(device, shapes=(), copy_bytes: int = COPY_BYTES, min_run_time: float = 0.15):
     """The three numbers of the model on device, each from a few tenths of a second at most.
 
     overhead: seconds of a tiny call (a one-element add). bandwidth: bytes per second of a
@@ -245,17 +262,17 @@ def calibrate(device, shapes=(), copy_bytes: int = COPY_BYTES, min_run_time: flo
 
         return make
 
-    overhead = _measure(device, "overhead", tiny, min_run_time / 2)[0]
-
-    def per_second(what, make):
-        t, amount = _measure(device, what, make, min_run_time)
-        return amount / max(t - overhead, t / 2)
-
+    overhead = _measure(device, {"overhead": tiny}, min_run_time / 3)["overhead"][0]
+    items = {f"copy {copy_bytes}": copy, **{f"matmul {s}": product(*s) for s in shapes}}
+    rate = {
+        w: a / max(t - overhead, t / 2)
+        for w, (t, a) in _measure(device, items, min_run_time).items()
+    }
     return {
         "overhead": overhead,
-        "bandwidth": per_second(f"copy {copy_bytes}", copy),
+        "bandwidth": rate[f"copy {copy_bytes}"],
         "copy_bytes": copy_bytes,
-        "rates": {s: per_second(f"matmul {s}", product(*s)) for s in shapes},
+        "rates": {s: rate[f"matmul {s}"] for s in shapes},
     }
 
 
@@ -275,64 +292,114 @@ def achieved(cost: Cost, seconds: float) -> tuple:
 
 
 def _time_point(method, x, device, cap, min_run_time):
-    """(cost, seconds or None with a note when the operands exceed the cap)."""
+    """Seconds per call of method at x, or (NaN, a note) when its operands exceed the cap."""
     cost = method.cost(x)
     if cost.operand > cap:
-        return (
-            cost,
-            None,
-            f"{method.label} skipped at {x:,}: it needs {cost.operand / 2**20:,.0f} MiB",
-        )
+        need = f"{cost.operand / 2**20:,.0f} MiB"
+        return math.nan, f"{method.label} skipped at {x:,}: it needs {need}"
     fn = method.build(x, device)
     t = bench(fn, device, min_run_time)
     del fn
-    return cost, t, None
+    return t, None
 
 
-def sweep(xs, methods, device=None, min_run_time=0.15, max_bytes=MAX_BYTES, repeats=2, at=None):
-    """Time each Method at each x, calibrate, predict.
-
-    A method whose operands would need more than max_bytes is not built at that x (its time is
-    NaN, a note says why, and its prediction still stands). The sweep runs ``repeats`` times and
-    keeps each point's fastest time, so a burst of other work on a shared machine does not pass
-    for the cost of an operation. The products' rates are calibrated on their shape at x = at
-    (default: the middle x). Returns {"xs", "times", "predicted", "costs", "calibration",
-    "device", "device_name", "notes", "labels"}; the first method is the baseline.
-    """
-    if device is None:
-        device, name = pick_device()
-    else:
-        name = str(device)
-    labels = [m.label for m in methods]
-    times = {label: [math.inf] * len(xs) for label in labels}
-    costs = {m.label: [m.cost(x) for x in xs] for m in methods}
-    notes = []
-    for _ in range(max(1, repeats)):
-        for i, x in enumerate(xs):
-            for m in methods:
-                _, t, note = _time_point(m, x, device, max_bytes, min_run_time)
-                times[m.label][i] = math.nan if t is None else min(times[m.label][i], t)
-                if note and note not in notes:
-                    notes.append(note)
-    at = xs[len(xs) // 2] if at is None else at
-    shapes = sorted({m.cost(at).shape for m in methods if m.predicted and m.cost(at).shape})
+def _model(xs, methods, costs, device, at):
+    """Calibrate on device (the products' rates on their shapes at x = at) and predict every
+    point of every method the model describes (NaN for the others)."""
+    at_cost = {m.label: m.cost(at) for m in methods}
+    shapes = sorted({at_cost[m.label].shape for m in methods if m.predicted} - {()})
     cal = calibrate(device, shapes)
-    cal["rate_of"] = {m.label: m.cost(at).shape for m in methods if m.cost(at).shape}
+    cal["rate_of"] = {lb: c.shape for lb, c in at_cost.items() if c.shape}
     predicted = {}
     for m in methods:
         rated = [c._replace(shape=cal["rate_of"].get(m.label, ())) for c in costs[m.label]]
         predicted[m.label] = [predict(c, cal) if m.predicted else math.nan for c in rated]
-    return {
-        "xs": list(xs),
-        "labels": labels,
-        "times": times,
-        "predicted": predicted,
-        "costs": costs,
-        "calibration": cal,
-        "device": device.type,
-        "device_name": name,
-        "notes": notes,
-    }
+    return cal, predicted
+
+
+def suspicious(times, costs, predicted) -> list:
+    """Points of one method that look like other work was timed with them: over 8x their
+    prediction, or over twice the time the same method took for at least as much work."""
+    return [
+        i
+        for i, (t, p) in enumerate(zip(times, predicted, strict=True))
+        if t == t and (t > 8 * p or _busier(times, costs, i) is not None)
+    ]
+
+
+@contextlib.contextmanager
+def fair_threads(device):
+    """On a CPU whose load average exceeds its cores, time with one thread and say so.
+
+    With more runnable processes than cores, a call split over several threads waits for each of
+    them to get a turn, so whole stretches of calls then measure the scheduler instead of the
+    operation; one thread is slower but measures the operation. Yields a note, or None.
+    """
+    import torch
+
+    threads, cores = torch.get_num_threads(), os.cpu_count() or 1
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    busy = device.type == "cpu" and threads > 1 and load > cores - 0.5
+    if busy:
+        torch.set_num_threads(1)
+    try:
+        yield (
+            f"machine busy (load average {load:.1f} on {cores} cores): timed with 1 thread"
+            if busy
+            else None
+        )
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _time_all(xs, methods, device, costs, predicted, max_bytes, min_run_time, repeats):
+    """Every point ``repeats`` times, then up to twice more where suspicious; fastest kept."""
+    times = {m.label: [math.inf] * len(xs) for m in methods}
+    notes = []
+    todo = [(m, i) for _ in range(max(1, repeats)) for i in range(len(xs)) for m in methods]
+    for _ in range(3):
+        for m, i in todo:
+            t, note = _time_point(m, xs[i], device, max_bytes, min_run_time)
+            times[m.label][i] = min(times[m.label][i], t) if t == t else t
+            if note and note not in notes:
+                notes.append(note)
+        todo = [
+            (m, i)
+            for m in methods
+            for i in suspicious(times[m.label], costs[m.label], predicted[m.label])
+        ]
+    return times, notes
+
+
+def sweep(xs, methods, device=None, min_run_time=0.15, max_bytes=MAX_BYTES, repeats=2, at=None):
+    """Calibrate, predict, and time each Method at each x; the first method is the baseline.
+
+    A method whose operands would need more than max_bytes is not built at that x (its time is
+    NaN, a note says why, and its prediction still stands). The sweep runs ``repeats`` times and
+    keeps each point's fastest time, so a burst of other work on a shared machine does not pass
+    for the cost of an operation; points that still look disturbed (see suspicious) are timed up
+    to twice more. The products' rates are calibrated on their shape at x = at (default: the
+    middle x). Returns {"xs", "labels", "times", "predicted", "costs", "calibration", "device",
+    "device_name", "notes"}.
+    """
+    chosen, device = device is None, pick_device()[0] if device is None else device
+    costs = {m.label: [m.cost(x) for x in xs] for m in methods}
+    with fair_threads(device) as busy:
+        name = pick_device()[1] if chosen else str(device)
+        cal, predicted = _model(xs, methods, costs, device, xs[len(xs) // 2] if at is None else at)
+        args = (max_bytes, min_run_time, repeats)
+        times, notes = _time_all(xs, methods, device, costs, predicted, *args)
+    return dict(
+        xs=list(xs),
+        labels=[m.label for m in methods],
+        times=times,
+        predicted=predicted,
+        costs=costs,
+        calibration=cal,
+        device=device.type,
+        device_name=name,
+        notes=notes + [busy] * (busy is not None),
+    )
 
 
 def ratios(result, slow: str, fast: str, key: str = "times") -> list:
@@ -390,29 +457,66 @@ def achieved_table(result, xname: str) -> str:
     return "\n".join(rows)
 
 
+def _busier(times, costs, i: int):
+    """Index of a point where the same method did at least as much work in under half the time
+    of point i (then other work was timed with point i), or None."""
+    for j, (tj, cj) in enumerate(zip(times, costs, strict=True)):
+        if cj.moved >= costs[i].moved and cj.flops >= costs[i].flops and tj < times[i] / 2:
+            return j
+    return None
+
+
 def miss_reason(result, label: str, i: int) -> str:
     """Which effect the model leaves out, from the numbers of one method at one point."""
     cost, t = result["costs"][label][i], result["times"][label][i]
     p, cal = result["predicted"][label][i], result["calibration"]
-    share = cost.calls * cal["overhead"] / p
-    if t < p and not cost.shape and cost.moved < cal["copy_bytes"]:
+    rated = cal["rate_of"].get(label)
+    j = _busier(result["times"][label], result["costs"][label], i)
+    if t > p and j is not None:
         return (
-            f"{label} moved its {_fmt_bytes(cost.moved)} {p / t:,.1f}x faster than the copy "
-            f"bandwidth predicts: that little data stays in the caches between calls"
+            f"{label} did at least as much work in under half the time at {result['xs'][j]:,}: "
+            f"other work on the machine was timed with it here"
         )
-    if t > p and share > 0.5:
+    if t < p and cost.moved < (matmul_cost(*rated).moved if rated else cal["copy_bytes"]):
+        than = "the calibration product" if rated else "the calibration copy"
+        return (
+            f"{label} ran {p / t:,.1f}x faster than predicted: its {_fmt_bytes(cost.moved)} "
+            f"stay in the caches between calls, unlike {than}'s"
+        )
+    if t > p and result["device"] == "cpu" and cost.fresh >= max(2**23, cost.moved / 4):
+        return (
+            f"{label} allocates {_fmt_bytes(cost.fresh)} of new memory per call, which the "
+            f"system maps and zeroes page by page, a cost that bytes / bandwidth leaves out"
+        )
+    if t > p and cost.calls * cal["overhead"] > p / 2:
         where = "kernel launches and synchronisation" if result["device"] != "cpu" else "dispatch"
-        return (
-            f"{label} took {t / p:,.1f}x the prediction, which is mostly fixed per-call cost "
-            f"at this size: its {where} cost more than one tiny call"
-        )
+        return f"{label} is mostly fixed cost at this size: its {where} cost more than a tiny call"
     value, unit = achieved(cost, t)
-    ref = cal["rates"][cal["rate_of"][label]] if cost.shape else cal["bandwidth"]
-    side = "below" if t > p else "above"
+    ref = cal["rates"][rated] if cost.shape else cal["bandwidth"]
     return (
-        f"{label} reached {value:,.1f} {unit}, {side} the calibrated {ref / 1e9:,.1f} {unit}: "
-        f"{'this product shape' if cost.shape else 'this access pattern'} runs at another rate"
+        f"{label} reached {value:,.1f} {unit}, {'below' if t > p else 'above'} the calibrated "
+        f"{ref / 1e9:,.1f} {unit}: {'this product' if cost.shape else 'this access'} runs at another rate"
     )
+
+
+def _off(result, label: str, i: int) -> float:
+    return result["times"][label][i] / result["predicted"][label][i]
+
+
+def misses(result, slow: str, fast: str, xname: str, since=None) -> list:
+    """Where the predicted ratio slow / fast is off the measured one by more than 2x (at x >=
+    since): one line each, naming the effect of the method the model misses most."""
+    xs, meas = result["xs"], ratios(result, slow, fast)
+    pred = ratios(result, slow, fast, "predicted")
+    lines = []
+    for i, (m, p) in enumerate(zip(meas, pred, strict=True)):
+        if m == m and p == p and not 0.5 <= m / p <= 2.0 and (since is None or xs[i] >= since):
+            worst = max((slow, fast), key=lambda lb: abs(math.log(_off(result, lb, i))))
+            off = _fmt_ratio(max(m / p, p / m))
+            lines.append(
+                f"at {xname} = {xs[i]:,} it is off by {off}: {miss_reason(result, worst, i)}"
+            )
+    return lines
 
 
 def compare_sentence(result, slow: str, fast: str, xname: str) -> str:
@@ -423,31 +527,29 @@ def compare_sentence(result, slow: str, fast: str, xname: str) -> str:
     both = [i for i, r in enumerate(meas) if r == r]
     if not both:
         return f"{slow} and {fast}: no size ran for both on this machine."
-    if not all(pred[i] == pred[i] for i in both):
-        lo, hi = both[0], both[-1]
+    lo, hi = both[0], both[-1]
+    if pred[hi] != pred[hi]:
         return (
             f"{slow} took {_fmt_ratio(meas[hi])} as long as {fast} at {xname} = {xs[hi]:,} "
             f"(and {_fmt_ratio(meas[lo])} at {xname} = {xs[lo]:,}); not predicted: the model "
-            f"does not describe {slow if pred[hi] != pred[hi] else fast}."
+            f"does not describe {slow if result['predicted'][slow][hi] != result['predicted'][slow][hi] else fast}."
         )
     parts = [
         f"predicted {_fmt_ratio(pred[i])}, measured {_fmt_ratio(meas[i])} at {xname} = {xs[i]:,}"
-        for i in (both[-1], both[0])[: len(set((both[-1], both[0])))]
+        for i in sorted({hi, lo}, reverse=True)
     ]
     text = f"{slow} / {fast}: " + "; ".join(parts) + "."
-    for i in both:
-        off = meas[i] / pred[i]
-        if not 0.5 <= off <= 2.0:
-            worst = max((slow, fast), key=lambda lb: abs(math.log(_off(result, lb, i))))
-            text += (
-                f"\n  at {xname} = {xs[i]:,} the prediction is off by {_fmt_ratio(max(off, 1 / off))}: "
-                f"{miss_reason(result, worst, i)}."
-            )
-    return text
+    return "\n  ".join([text, *misses(result, slow, fast, xname)])
 
 
-def _off(result, label: str, i: int) -> float:
-    return result["times"][label][i] / result["predicted"][label][i]
+def verdict(result, slow: str, fast: str, xname: str, since=None) -> str:
+    """For a page: is the model within 2x of the measured ratio (at x >= since), and if not,
+    where and why."""
+    lines = misses(result, slow, fast, xname, since)
+    where = f" at every {xname} ≥ {since:,}" if since is not None else " at every size"
+    if not lines:
+        return f"The predicted ratio is within 2x of the measured one{where}."
+    return "The prediction is off by more than 2x " + "; ".join(lines) + "."
 
 
 def skipped_lines(result, xname: str, names=None) -> list:

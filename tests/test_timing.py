@@ -42,6 +42,7 @@ def test_matmul_counts_both_operands_the_result_and_2mkn_flops():
     assert c.flops == 2 * 512 * 65_536 * 64 == 4_294_967_296
     assert c.moved == 4 * (512 * 65_536 + 65_536 * 64 + 512 * 64) == 151_126_016
     assert c.operand == c.moved and c.shape == (512, 65_536, 64)
+    assert c.fresh == 4 * 512 * 64  # the result is new memory each call
     assert T.matmul_cost(2, 3, 4, operand=7).operand == 7
 
 
@@ -139,6 +140,8 @@ def test_the_miss_reason_names_the_effect():
     assert "launches" in T.miss_reason(_synthetic(1e-4, 3e-5, launch, "cuda"), "m", 0)
     product = T.Cost(operand=0, moved=10, flops=10**9, shape=(9, 9, 9))
     assert "below the calibrated" in T.miss_reason(_synthetic(1.0, 1e-2, product), "m", 0)
+    allocating = T.Cost(operand=0, moved=2**26, fresh=2**25)
+    assert "new memory" in T.miss_reason(_synthetic(1.0, 1e-2, allocating), "m", 0)
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
