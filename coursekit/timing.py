@@ -443,17 +443,18 @@ def calibration_line(result) -> str:
 def achieved_table(result, xname: str) -> str:
     """One row per method: GB/s or GFLOP/s at each x, and measured / predicted time."""
     xs = result["xs"]
-    head = f"{'':34}{xname + ' =':>10}" + "".join(f"{x:>11,}" for x in xs)
+    w = max(11, len(f"{max(xs):,}") + 2)
+    head = f"{'':34}{xname + ' =':>10}" + "".join(f"{x:>{w},}" for x in xs)
     rows = [head]
     for label in result["labels"]:
         costs, ts = result["costs"][label], result["times"][label]
         unit = achieved(costs[0], 1.0)[1]
         vals = [achieved(c, t)[0] if t == t else math.nan for c, t in zip(costs, ts, strict=True)]
-        rows.append(f"{label[:34]:34}{unit:>10}" + "".join(f"{v:>11,.1f}" for v in vals))
+        rows.append(f"{label[:34]:34}{unit:>10}" + "".join(f"{v:>{w},.1f}" for v in vals))
         pred = result["predicted"][label]
         if any(p == p for p in pred):
             miss = [t / p for t, p in zip(ts, pred, strict=True)]
-            rows.append(f"{'':34}{'meas/pred':>10}" + "".join(f"{m:>11,.2f}" for m in miss))
+            rows.append(f"{'':34}{'meas/pred':>10}" + "".join(f"{m:>{w},.2f}" for m in miss))
     return "\n".join(rows)
 
 
@@ -492,11 +493,15 @@ def miss_reason(result, label: str, i: int) -> str:
         where = "kernel launches and synchronisation" if result["device"] != "cpu" else "dispatch"
         return f"{label} is mostly fixed cost at this size: its {where} cost more than a tiny call"
     value, unit = achieved(cost, t)
-    ref = cal["rates"][rated] if cost.shape else cal["bandwidth"]
-    return (
-        f"{label} reached {value:,.1f} {unit}, {'below' if t > p else 'above'} the calibrated "
-        f"{ref / 1e9:,.1f} {unit}: {'this product' if cost.shape else 'this access'} runs at another rate"
-    )
+    if cost.shape:
+        ref = cal["rates"][rated]
+        why = "a product of this shape runs at another rate than the calibration product"
+    else:
+        ref = cal["bandwidth"]
+        why = "it moves many short pieces (rows), each with a cost of its own, not one long block"
+        why = why if t > p else "it moved its bytes faster than the calibration copy did"
+    side = "below" if t > p else "above"
+    return f"{label} reached {value:,.1f} {unit}, {side} the calibrated {ref / 1e9:,.1f}: {why}"
 
 
 def _off(result, label: str, i: int) -> float:
@@ -505,18 +510,15 @@ def _off(result, label: str, i: int) -> float:
 
 def misses(result, slow: str, fast: str, xname: str, since=None) -> list:
     """Where the predicted ratio slow / fast is off the measured one by more than 2x (at x >=
-    since): one line each, naming the effect of the method the model misses most."""
+    since): (x, by how much, the effect of the method the model misses most) for each."""
     xs, meas = result["xs"], ratios(result, slow, fast)
     pred = ratios(result, slow, fast, "predicted")
-    lines = []
+    found = []
     for i, (m, p) in enumerate(zip(meas, pred, strict=True)):
         if m == m and p == p and not 0.5 <= m / p <= 2.0 and (since is None or xs[i] >= since):
             worst = max((slow, fast), key=lambda lb: abs(math.log(_off(result, lb, i))))
-            off = _fmt_ratio(max(m / p, p / m))
-            lines.append(
-                f"at {xname} = {xs[i]:,} it is off by {off}: {miss_reason(result, worst, i)}"
-            )
-    return lines
+            found.append((xs[i], _fmt_ratio(max(m / p, p / m)), miss_reason(result, worst, i)))
+    return found
 
 
 def compare_sentence(result, slow: str, fast: str, xname: str) -> str:
@@ -539,32 +541,44 @@ def compare_sentence(result, slow: str, fast: str, xname: str) -> str:
         for i in sorted({hi, lo}, reverse=True)
     ]
     text = f"{slow} / {fast}: " + "; ".join(parts) + "."
-    return "\n  ".join([text, *misses(result, slow, fast, xname)])
+    lines = [
+        f"at {xname} = {x:,} it is off by {off}: {why}"
+        for x, off, why in misses(result, slow, fast, xname)
+    ]
+    return "\n  ".join([text, *lines])
 
 
 def verdict(result, slow: str, fast: str, xname: str, since=None) -> str:
     """For a page: is the model within 2x of the measured ratio (at x >= since), and if not,
     where and why."""
-    lines = misses(result, slow, fast, xname, since)
+    found = misses(result, slow, fast, xname, since)
     where = f" at every {xname} ≥ {since:,}" if since is not None else " at every size"
-    if not lines:
-        return f"The predicted ratio is within 2x of the measured one{where}."
-    return "The prediction is off by more than 2x " + "; ".join(lines) + "."
+    text = f"The predicted ratio {slow} / {fast} is within 2x of the measured one{where}"
+    if not found:
+        return text + "."
+    parts = [f"{xname} = {x:,} (off by {off}: {why})" for x, off, why in found]
+    return f"{text} except at " + " and at ".join(parts) + "."
 
 
 def skipped_lines(result, xname: str, names=None) -> list:
-    """For each method not built at some x: its predicted time there, from the model."""
-    lines = []
-    for label in result["labels"]:
-        for i, (t, p) in enumerate(
-            zip(result["times"][label], result["predicted"][label], strict=True)
-        ):
-            if t != t and p == p:
-                where = names[i] if names else f"{xname} = {result['xs'][i]:,}"
-                need = _fmt_bytes(result["costs"][label][i].operand)
-                lines.append(
-                    f"not timed: {label} at {where} (it needs {need}); predicted {_fmt_seconds(p)}"
-                )
+    """At each x where a method was not built: what it would need and the model's time for it."""
+    lines, base = [], result["labels"][0]
+    for i, x in enumerate(result["xs"]):
+        skipped = [
+            lb for lb in result["labels"] if result["times"][lb][i] != result["times"][lb][i]
+        ]
+        if not skipped:
+            continue
+        parts = []
+        for lb in skipped:
+            p, need = result["predicted"][lb][i], _fmt_bytes(result["costs"][lb][i].operand)
+            ratio = (
+                f", {_fmt_ratio(p / result['predicted'][base][i])} the {base}" if lb != base else ""
+            )
+            parts.append(f"{lb} (needs {need}): predicted {_fmt_seconds(p)}{ratio}")
+        lines.append(
+            f"not timed at {names[i] if names else f'{xname} = {x:,}'}: " + "; ".join(parts)
+        )
     return lines
 
 
