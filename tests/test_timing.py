@@ -218,3 +218,33 @@ def test_inlined_environment_cell_runs_standalone(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "numpy" in proc.stdout and "torch" in proc.stdout
     assert "Everything needed is here" in proc.stdout
+
+
+def test_inlined_timing_cells_run_standalone_at_tiny_sizes(tmp_path):
+    """Each released timing cell, with its last line set to tiny sizes, runs in a fresh process
+    from its own source alone (one process for all chapters: torch is imported once)."""
+    cells = {}
+    for a in assignments():
+        for cell in notebooks.read(source_notebook(a))["cells"]:
+            spec = cell.get("metadata", {}).get("course", {})
+            if spec.get("inline") == "timing":
+                source = release.inline_cell_source(spec)
+                assert source.rstrip().endswith("result = timing()")
+                tiny = f"result = timing(sizes={TINY[spec['chapter']]!r}, min_run_time=0.005)"
+                cells[spec["chapter"]] = source.rstrip()[: -len("result = timing()")] + tiny
+    assert sorted(cells) == CHAPTERS
+    script = tmp_path / "cells.py"
+    script.write_text(
+        "import matplotlib\nmatplotlib.use('Agg')\nimport sys\n"
+        f"for ch, src in {cells!r}.items():\n"
+        "    ns = {}\n"
+        "    exec(compile(src, f'cell_{ch}', 'exec'), ns)\n"
+        "    assert len(ns['result']['xs']) == 2, ch\n"
+        "    assert not any(m.startswith('coursekit') for m in sys.modules), ch\n"
+        "print('all ran')\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "all ran" in proc.stdout and "Calibration on " in proc.stdout
