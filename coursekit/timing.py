@@ -649,4 +649,7 @@ def run_chapter(xs, methods, xname: str, xlabel: str, title: str, names=None, **
         print(compare_sentence(result, label, result["labels"][0], xname))
     for line in skipped_lines(result, xname, names):
         print(line)
+    for note in result["notes"]:
+        if " skipped at " not in note:  # those are in skipped_lines, with their predictions
+            print("note:", note)
     return result
