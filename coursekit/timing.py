@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 MAX_BYTES = 256 * 2**20  # never build an operand larger than this (a one-hot of 256 MiB)
 COPY_BYTES = 64 * 2**20  # the bandwidth calibration copies this much (larger than most caches)
-_CALIBRATION = {}  # measured once per process: {(device, what): value}
+_CALIBRATION = {}  # measured once per process: {(device and threads, what): (seconds, amount)}
 
 
 def grading() -> bool:
@@ -213,10 +213,6 @@ def bench(fn, device, min_run_time: float = 0.15, block: float = 1e-3) -> float:
     while time.perf_counter() < end:
         best = min(best, _block(fn, n, device) / n)
     return best
-
-
-def nbytes(shape, dtype_bytes: int = 4) -> int:
-    return int(math.prod(shape)) * dtype_bytes
 
 
 def _measure(device, items: dict, min_run_time: float, rounds: int = 3) -> dict:
