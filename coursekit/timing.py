@@ -456,41 +456,52 @@ def _busier(times, costs, i: int):
     return None
 
 
-def miss_reason(result, label: str, i: int) -> str:
-    """Which effect the model leaves out, from the numbers of one method at one point."""
+def miss_kind(result, label: str, i: int) -> str:
+    """Which effect the model leaves out at point i of a method: "busy" (other work was timed
+    with it), "cache", "fresh" (new memory each call), "overhead" or "rate"."""
     cost, t = result["costs"][label][i], result["times"][label][i]
     p, cal = result["predicted"][label][i], result["calibration"]
     rated = cal["rate_of"].get(label)
-    j = _busier(result["times"][label], result["costs"][label], i)
-    if t > p and j is not None:
-        return (
-            f"{label} did at least as much work in under half the time at {result['xs'][j]:,}: "
-            f"other work on the machine was timed with it here"
-        )
+    if t > p and _busier(result["times"][label], result["costs"][label], i) is not None:
+        return "busy"
     if t < p and cost.moved < (matmul_cost(*rated).moved if rated else cal["copy_bytes"]):
-        than = "the calibration product" if rated else "the calibration copy"
-        return (
-            f"{label} ran {p / t:,.1f}x faster than predicted: its {_fmt_bytes(cost.moved)} "
-            f"stay in the caches between calls, unlike {than}'s"
-        )
+        return "cache"
     if t > p and result["device"] == "cpu" and cost.fresh >= max(2**23, cost.moved / 4):
-        return (
-            f"{label} allocates {_fmt_bytes(cost.fresh)} of new memory per call, which the "
-            f"system maps and zeroes page by page, a cost that bytes / bandwidth leaves out"
-        )
+        return "fresh"
     if t > p and cost.calls * cal["overhead"] > p / 2:
-        where = "kernel launches and synchronisation" if result["device"] != "cpu" else "dispatch"
-        return f"{label} is mostly fixed cost at this size: its {where} cost more than a tiny call"
+        return "overhead"
+    return "rate"
+
+
+def _effect(result, label: str, kind: str) -> str:
+    """The effect of miss_kind in words, for a page."""
+    than = "product" if result["calibration"]["rate_of"].get(label) else "copy"
+    where = "kernel launches" if result["device"] != "cpu" else "dispatch"
+    return {
+        "busy": f"other work on the machine was timed with {label}",
+        "cache": f"{label} ran faster than predicted, as its data stay in the caches between "
+        f"calls and the larger calibration {than}'s do not",
+        "fresh": f"{label} allocates new memory each call, which the system maps and zeroes "
+        "page by page, a cost that bytes over bandwidth leaves out",
+        "overhead": f"{label} is mostly fixed per-call cost ({where}) at that size",
+        "rate": f"{label} ran at another rate than the calibration {than}",
+    }[kind]
+
+
+def miss_reason(result, label: str, i: int) -> str:
+    """miss_kind in words, with the numbers of that point."""
+    cost, t = result["costs"][label][i], result["times"][label][i]
+    p, cal, kind = result["predicted"][label][i], result["calibration"], miss_kind(result, label, i)
     value, unit = achieved(cost, t)
-    if cost.shape:
-        ref = cal["rates"][rated]
-        why = "a product of this shape runs at another rate than the calibration product"
-    else:
-        ref = cal["bandwidth"]
-        why = "it moves many short pieces (rows), each with a cost of its own, not one long block"
-        why = why if t > p else "it moved its bytes faster than the calibration copy did"
-    side = "below" if t > p else "above"
-    return f"{label} reached {value:,.1f} {unit}, {side} the calibrated {ref / 1e9:,.1f}: {why}"
+    ref = cal["rates"][cal["rate_of"][label]] if cost.shape else cal["bandwidth"]
+    detail = {
+        "busy": "it did as much work in under half the time at another size",
+        "cache": f"{_fmt_bytes(cost.moved)} moved, {p / t:,.1f}x faster than predicted",
+        "fresh": f"{_fmt_bytes(cost.fresh)} of new memory per call",
+        "overhead": f"{_fmt_seconds(t)} per call",
+        "rate": f"{value:,.1f} {unit} against the calibrated {ref / 1e9:,.1f}",
+    }[kind]
+    return f"{_effect(result, label, kind)} ({detail})"
 
 
 def _off(result, label: str, i: int) -> float:
@@ -499,14 +510,14 @@ def _off(result, label: str, i: int) -> float:
 
 def misses(result, slow: str, fast: str, xname: str, since=None) -> list:
     """Where the predicted ratio slow / fast is off the measured one by more than 2x (at x >=
-    since): (x, by how much, the effect of the method the model misses most) for each."""
+    since): (index, by how much, the method the model misses most there) for each."""
     xs, meas = result["xs"], ratios(result, slow, fast)
     pred = ratios(result, slow, fast, "predicted")
     found = []
     for i, (m, p) in enumerate(zip(meas, pred, strict=True)):
         if m == m and p == p and not 0.5 <= m / p <= 2.0 and (since is None or xs[i] >= since):
             worst = max((slow, fast), key=lambda lb: abs(math.log(_off(result, lb, i))))
-            found.append((xs[i], _fmt_ratio(max(m / p, p / m)), miss_reason(result, worst, i)))
+            found.append((i, _fmt_ratio(max(m / p, p / m)), worst))
     return found
 
 
@@ -531,22 +542,29 @@ def compare_sentence(result, slow: str, fast: str, xname: str) -> str:
     ]
     text = f"{slow} / {fast}: " + "; ".join(parts) + "."
     lines = [
-        f"at {xname} = {x:,} it is off by {off}: {why}"
-        for x, off, why in misses(result, slow, fast, xname)
+        f"at {xname} = {xs[i]:,} it is off by {off}: {miss_reason(result, worst, i)}"
+        for i, off, worst in misses(result, slow, fast, xname)
     ]
     return "\n  ".join([text, *lines])
 
 
 def verdict(result, slow: str, fast: str, xname: str, since=None) -> str:
-    """For a page: is the model within 2x of the measured ratio (at x >= since), and if not,
-    where and why."""
+    """For a page: at how many sizes (x >= since) the model is within 2x of the measured ratio
+    slow / fast, and for the others, which effect it leaves out."""
+    xs, meas = result["xs"], ratios(result, slow, fast)
+    n = sum(1 for x, m in zip(xs, meas, strict=True) if m == m and (since is None or x >= since))
     found = misses(result, slow, fast, xname, since)
-    where = f" at every {xname} ≥ {since:,}" if since is not None else " at every size"
-    text = f"The predicted ratio {slow} / {fast} is within 2x of the measured one{where}"
-    if not found:
-        return text + "."
-    parts = [f"{xname} = {x:,} (off by {off}: {why})" for x, off, why in found]
-    return f"{text} except at " + " and at ".join(parts) + "."
+    scope = f" with {xname} ≥ {since:,}" if since is not None else ""
+    ok = "every one" if not found else f"{n - len(found)}"
+    text = f"The predicted ratio is within 2x of the measured one at {ok} of the {n} sizes{scope}."
+    groups = {}
+    for i, off, worst in found:
+        groups.setdefault((worst, miss_kind(result, worst, i)), []).append((xs[i], off))
+    for (label, kind), points in groups.items():
+        at = " and ".join(f"{x:,}" for x, _ in points)
+        offs = " and ".join(off for _, off in points)
+        text += f" At {xname} = {at} it is off by {offs}: {_effect(result, label, kind)}."
+    return text
 
 
 def skipped_lines(result, xname: str, names=None) -> list:

@@ -135,13 +135,36 @@ def _synthetic(times, predicted, cost, device="cpu"):
 
 def test_the_miss_reason_names_the_effect():
     small = T.Cost(operand=0, moved=2**18)
+    assert T.miss_kind(_synthetic(1e-6, 4e-5, small), "m", 0) == "cache"
     assert "caches" in T.miss_reason(_synthetic(1e-6, 4e-5, small), "m", 0)
     launch = T.Cost(operand=0, moved=2**10, calls=3)
+    assert T.miss_kind(_synthetic(1e-4, 3e-5, launch, "cuda"), "m", 0) == "overhead"
     assert "launches" in T.miss_reason(_synthetic(1e-4, 3e-5, launch, "cuda"), "m", 0)
     product = T.Cost(operand=0, moved=10, flops=10**9, shape=(9, 9, 9))
-    assert "below the calibrated" in T.miss_reason(_synthetic(1.0, 1e-2, product), "m", 0)
+    assert T.miss_kind(_synthetic(1.0, 1e-2, product), "m", 0) == "rate"
+    assert "against the calibrated" in T.miss_reason(_synthetic(1.0, 1e-2, product), "m", 0)
     allocating = T.Cost(operand=0, moved=2**26, fresh=2**25)
     assert "new memory" in T.miss_reason(_synthetic(1.0, 1e-2, allocating), "m", 0)
+
+
+def test_the_verdict_counts_the_sizes_within_2x_and_names_the_misses():
+    cal = {"bandwidth": 1e10, "overhead": 1e-6, "copy_bytes": 2**26, "rates": {}, "rate_of": {}}
+    cost = T.Cost(operand=0, moved=2**20)
+    result = {
+        "xs": [10, 20, 30],
+        "labels": ["fast", "slow"],
+        "times": {"fast": [1e-4, 1e-4, 1e-5], "slow": [1e-2, 1e-2, 1e-2]},
+        "predicted": {"fast": [1e-4, 1e-4, 1e-4], "slow": [1e-2, 1e-2, 1e-2]},
+        "costs": {"fast": [cost] * 3, "slow": [cost] * 3},
+        "calibration": cal,
+        "device": "cpu",
+    }
+    text = T.verdict(result, "slow", "fast", "V")
+    assert text.startswith("The predicted ratio is within 2x of the measured one at 2 of the 3")
+    assert "At V = 30 it is off by 10" in text and "fast ran faster than predicted" in text
+    assert "at 1 of the 2 sizes with V ≥ 20." in T.verdict(result, "slow", "fast", "V", since=20)
+    result["times"]["fast"][2] = 1e-4
+    assert "at every one of the 3 sizes." in T.verdict(result, "slow", "fast", "V")
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
