@@ -398,7 +398,7 @@ def ratios(result, slow: str, fast: str, key: str = "times") -> list:
 
 
 def _fmt_ratio(r: float) -> str:
-    return f"{r:,.0f}x" if r >= 10 else f"{r:,.1f}x"
+    return f"{r:,.0f}x" if r >= 9.95 else f"{r:,.1f}x"
 
 
 def _fmt_bytes(n: float) -> str:
@@ -552,19 +552,25 @@ def verdict(result, slow: str, fast: str, xname: str, since=None) -> str:
     """For a page: at how many sizes (x >= since) the model is within 2x of the measured ratio
     slow / fast, and for the others, which effect it leaves out."""
     xs, meas = result["xs"], ratios(result, slow, fast)
+    pred = ratios(result, slow, fast, "predicted")
     n = sum(1 for x, m in zip(xs, meas, strict=True) if m == m and (since is None or x >= since))
     found = misses(result, slow, fast, xname, since)
     scope = f" with {xname} ≥ {since:,}" if since is not None else ""
-    ok = "every one" if not found else f"{n - len(found)}"
+    ok = {0: "every one", n: "none"}.get(len(found), f"{n - len(found)}")
     text = f"The predicted ratio is within 2x of the measured one at {ok} of the {n} sizes{scope}."
     groups = {}
     for i, off, worst in found:
-        groups.setdefault((worst, miss_kind(result, worst, i)), []).append((xs[i], off))
+        groups.setdefault((worst, miss_kind(result, worst, i)), []).append((i, off))
     for (label, kind), points in groups.items():
-        at = " and ".join(f"{x:,}" for x, _ in points)
-        offs = " and ".join(off for _, off in points)
-        text += f" At {xname} = {at} it is off by {offs}: {_effect(result, label, kind)}."
+        at = _and([f"{xname} = {xs[i]:,}" for i, _ in points])
+        by = sorted((max(meas[i] / pred[i], pred[i] / meas[i]), off) for i, off in points)
+        offs = by[0][1] if len(by) == 1 else f"{by[0][1]} to {by[-1][1]}"
+        text += f" At {at} it is off by {offs}: {_effect(result, label, kind)}."
     return text
+
+
+def _and(items: list) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def skipped_lines(result, xname: str, names=None) -> list:
