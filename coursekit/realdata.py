@@ -173,23 +173,35 @@ def batches(n_rows: int, steps: int, batch: int, seed: int):
     return torch.randint(n_rows, (steps, batch), generator=gen)
 
 
+def adam_step(params, grads, state, lr, betas=(0.9, 0.999), eps=1e-8):
+    """One Adam step (Kingma and Ba; torch.optim.Adam's defaults), in place. ``state`` starts as
+    {} and keeps the step count and both moment estimates. Written out because the first
+    torch.optim.Adam of a process costs about a second of imports, on every page that uses it."""
+    b1, b2 = betas
+    t = state["t"] = state.get("t", 0) + 1
+    for i, (w, g) in enumerate(zip(params, grads, strict=True)):
+        m, v = state.setdefault(i, (torch.zeros_like(w), torch.zeros_like(w)))
+        m.mul_(b1).add_(g, alpha=1 - b1)
+        v.mul_(b2).addcmul_(g, g, value=1 - b2)
+        denom = (v / (1 - b2**t)).sqrt_().add_(eps)
+        w.addcdiv_(m, denom, value=-lr / (1 - b1**t))
+
+
 def train_adam(p, data: CharData, steps=300, batch=256, lr=1e-2, seed=0, eval_every=0):
     """Adam on every parameter, in place. Returns the training loss of every step and, every
     ``eval_every`` steps (and after the last), (step, validation loss) pairs."""
-    for t in p.values():
-        t.requires_grad_(True)
-    opt = torch.optim.Adam(p.values(), lr=lr)
-    train_losses, val_losses = [], []
+    params = [t.requires_grad_(True) for t in p.values()]
+    state, train_losses, val_losses = {}, [], []
     with one_thread():
         for step, rows in enumerate(batches(len(data.Y_train), steps, batch, seed)):
             out = F.cross_entropy(logits(p, data.X_train[rows]), data.Y_train[rows])
-            opt.zero_grad()
-            out.backward()
-            opt.step()
+            grads = torch.autograd.grad(out, params)
+            with torch.no_grad():
+                adam_step(params, grads, state, lr)
             train_losses.append(out.item())
             if (eval_every and (step + 1) % eval_every == 0) or step + 1 == steps:
                 val_losses.append((step + 1, loss(p, data.X_val, data.Y_val)))
-    for t in p.values():
+    for t in params:
         t.requires_grad_(False)
     return np.array(train_losses), val_losses
 
