@@ -14,7 +14,11 @@ the course.
 The model is a tiny MLP on a lookup: ``h = tanh(W [E[x_0]; ...; E[x_{k-1}]] + b)`` and
 ``logits = h U^T + c``. Tied, ``U`` *is* ``E`` (and the hidden width equals d). Parameters live in
 a plain dict of float32 tensors so that a capstone can run any piece of the training step itself:
-``train_sgd`` takes the table update as an argument, and ``E.numpy()`` shares memory with ``E``.
+``logits`` takes the looked-up rows ``H`` from outside (a student's forward lookup), ``train_sgd``
+takes the table update as an argument (a student's sparse step, called on ``E.numpy()``, which
+shares memory with ``E``), and it hands that update the upstream gradient ``G`` that a student's
+backward turns into dE. The module imports nothing else from coursekit, so `make release` can
+paste it into a notebook whole, as it does the timing helpers.
 """
 
 import functools
