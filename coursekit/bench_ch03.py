@@ -1,6 +1,6 @@
 """Chapter 3 timing: four ways to accumulate N upstream rows into a (V, d) gradient, over N.
 
-The buggy `G[ids] += g` is timed too: it is fast because it is wrong (one write per repeated id).
+The buggy `dE[ids] += g` is timed too: it is fast because it is wrong (one write per repeated id).
 The numpy methods run on the CPU; the PyTorch ones on the GPU when torch sees one. The model
 predicts only the PyTorch pair: numpy's np.add.at pays a fixed cost per id in numpy's generic
 loop machinery, which neither the bytes nor the flops describe.
@@ -24,21 +24,21 @@ def ch03_methods(V: int, d: int) -> list:
 
         return build
 
-    def buggy(G, ids, g):
-        G[ids] += g  # the trap: buffered, repeated ids keep one write
-        return G
+    def buggy(dE, ids, g):
+        dE[ids] += g  # the trap: buffered, repeated ids keep one write
+        return dE
 
-    def add_at(G, ids, g):
+    def add_at(dE, ids, g):
         import numpy as np
 
-        np.add.at(G, ids, g)  # unbuffered: every occurrence is added
-        return G
+        np.add.at(dE, ids, g)  # unbuffered: every occurrence is added
+        return dE
 
     cost = lambda n: scatter_add_cost(n, V, d)  # noqa: E731  (counted as for index_add_)
     return [
         index_add._replace(label="torch index_add_"),
         Method("np.add.at (CPU)", cost, numpy_method(add_at), predicted=False),
-        Method("buggy G[ids] += g (CPU)", cost, numpy_method(buggy), predicted=False),
+        Method("buggy dE[ids] += g (CPU)", cost, numpy_method(buggy), predicted=False),
         one_hot._replace(label="one-hot S^T G (torch)"),
     ]
 
