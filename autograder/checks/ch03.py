@@ -20,7 +20,8 @@ from .data import grads as _grads
 from .data import ids as _ids
 from .data import table as _table
 from .data import zipf as _zipf
-from .framework import Case, checks_for, close, common_problems, differing_rows, fmt
+from .framework import Case, checks_for, common_problems, differing_rows, fmt, tolerance
+from .framework import close as _close_to
 
 A = "03_fancy_indexing_trap"
 STEP = "sparse_adam_step_"
@@ -42,8 +43,11 @@ def step(label, E, m, v, ids, grad_out, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8
 # ------------------------------------------------------------------------------------------
 # The rule, and the classic mistakes as variants of it (float64 inside, the case's dtype out)
 # ------------------------------------------------------------------------------------------
+DEFAULTS = (1e-3, (0.9, 0.999), 1e-8)  # lr, betas, eps
+
+
 def _parts(case):
-    E, m, v, ids, g, t, lr, betas, eps = case.args
+    E, m, v, ids, g, t, lr, betas, eps = (*case.args, *DEFAULTS[len(case.args) - 6 :])
     flat = np.asarray(ids).reshape(-1).astype(np.int64)
     d = np.shape(E)[1]
     g = np.asarray(g, dtype=np.float64).reshape(flat.size, d)
@@ -191,14 +195,26 @@ MISTAKES = [
 # ------------------------------------------------------------------------------------------
 # The judge
 # ------------------------------------------------------------------------------------------
+def _tol(dtype):
+    """float32: the framework's tolerance. float64: rtol = atol scale = 1e-6, looser than the
+    framework's 1e-9, so that a mistake whose effect scales with eps (1e-8 by default) costs the
+    cell that tests eps, not every cell; every other modelled mistake moves values far more."""
+    return tolerance(dtype) if np.dtype(dtype) != np.float64 else (1e-6, 1e-6)
+
+
+def close(got, want, dtype):
+    return _close_to(got, want, dtype, tol=_tol(dtype))
+
+
 def _error_hint(case, got):
     """An exception that usually has one cause."""
     ids = np.asarray(case.args[3])
     err = got.error or ""
     if got.error_type == "ZeroDivisionError" and case.args[5] == 1:
         return (
-            f"{STEP} divided by zero for {case.label} (t = 1): 1 - b1**t is 1 - b1 at the first "
-            "step; a zero there means t - 1 was used. The caller passes 1 for the first step"
+            f"{STEP} divided by zero for {case.label}: at the first step (t = 1), 1 - b1**t is "
+            "1 - b1, not 0; a zero there means the step number is off by one (t - 1 used). The "
+            "caller passes 1 for the first step"
         )
     if ids.size == 0 and ("size 0" in err or "zero-size" in err):
         return (
@@ -236,7 +252,7 @@ def _named(case, got, want, dtype):
 
 
 def _where(case, name, g, w, dtype):
-    rows = differing_rows(g, w, dtype)
+    rows = differing_rows(g, w, dtype, tol=_tol(dtype))
     touched = set(np.asarray(case.args[3]).reshape(-1).tolist())
     untouched = [r for r in rows if r not in touched]
     text = f"{STEP} left wrong values in {name} for {case.label}: rows {rows} differ"
