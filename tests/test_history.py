@@ -41,13 +41,19 @@ def _stale_result(stamp):
 
 def test_a_submission_from_a_recorded_older_release_is_named(tmp_path, monkeypatch):
     path = tmp_path / "history.json"
-    old = {"stamp": "2026.11+9a51e742b725", "date": "2026-11-20", "tests": ["test_update_repeated"]}
+    old = {
+        "stamp": "2026.11+9a51e742b725",
+        "date": "2026-11-20",
+        "functions": ["sparse_sgd_update_"],
+        "tests": ["test_update_repeated"],
+    }
     path.write_text(json.dumps({A: [{**old, "summary": "first recorded release"}]}))
     monkeypatch.setattr(history, "HISTORY", path)
     result = _stale_result({"release": "2026.11", "source_sha256": "9a51e742b725"})
     assert result.stale
     (note,) = result.notes
     assert "made from release 2026.11+9a51e742b725" in note and "2026-11-20" in note
+    assert "functions added: sparse_adam_step_; functions removed: sparse_sgd_update_" in note
     assert "test cells added: test_adam_in_place" in note
     assert "test cells removed: test_update_repeated" in note
 

@@ -37,7 +37,7 @@ def _stamp(result: SubmissionResult, notebook: dict, info: AssignmentInfo) -> No
     result.release = nb.stamp_label(stamp)
     result.stale = stamp != info.stamp
     if result.stale:
-        current = [gid for gid, _ in info.tests]
+        current = {"functions": info.answer_ids, "tests": [gid for gid, _ in info.tests]}
         result.notes.append(history.describe(info.name, result.release, current))
 
 

@@ -27,27 +27,31 @@ def load(path: Path | None = None) -> dict:
         return {}
 
 
-def _changes(old: list, new: list) -> str:
-    added = [g for g in new if g not in old]
-    removed = [g for g in old if g not in new]
+def _changes(old: dict, new: dict) -> str:
+    """What changed between two entries' graded functions and test cells, in one line."""
     parts = []
-    if added:
-        parts.append("test cells added: " + ", ".join(added))
-    if removed:
-        parts.append("test cells removed: " + ", ".join(removed))
-    return "; ".join(parts) or "same test cells, other changes to the notebook"
+    for key, what in (("functions", "functions"), ("tests", "test cells")):
+        before, after = old.get(key, []), new.get(key, [])
+        added = [g for g in after if g not in before]
+        removed = [g for g in before if g not in after]
+        if added:
+            parts.append(f"{what} added: " + ", ".join(added))
+        if removed:
+            parts.append(f"{what} removed: " + ", ".join(removed))
+    return "; ".join(parts) or "same functions and test cells, other changes to the notebook"
 
 
 def entry(assignment: str, date: str | None = None, previous: dict | None = None) -> dict:
     """The history entry for the current source notebook of an assignment."""
-    tests = list(nb.test_cells(nb.read(source_notebook(assignment))))
-    summary = "first recorded release" if previous is None else _changes(previous["tests"], tests)
-    return {
+    notebook = nb.read(source_notebook(assignment))
+    new = {
         "stamp": nb.stamp_label(nb.release_stamp(assignment)),
         "date": date or _dt.date.today().isoformat(),
-        "tests": tests,
-        "summary": summary,
+        "functions": [nb.grade_id(c) for c in nb.solution_cells(notebook)],
+        "tests": list(nb.test_cells(notebook)),
     }
+    new["summary"] = "first recorded release" if previous is None else _changes(previous, new)
+    return new
 
 
 def record(assignments: list[str], path: Path | None = None, date: str | None = None) -> list[str]:
@@ -68,14 +72,14 @@ def record(assignments: list[str], path: Path | None = None, date: str | None = 
     return added
 
 
-def describe(assignment: str, label: str, current: list, path: Path | None = None) -> str:
-    """One note for a submission made from release ``label`` of an assignment whose current
-    notebook grades the test cells ``current``."""
+def describe(assignment: str, label: str, current: dict, path: Path | None = None) -> str:
+    """One note for a submission made from release ``label`` of an assignment; ``current`` holds
+    the current notebook's "functions" and "tests" (grade_ids)."""
     for e in load(path).get(assignment, []):
         if e["stamp"] == label:
             return (
                 f"made from release {label} of {assignment} ({e['date']}), not the current one; "
-                f"what changed since: {_changes(e['tests'], current)}. It is graded against the "
+                f"what changed since: {_changes(e, current)}. It is graded against the "
                 "current checks: download the current notebook and move your answers over."
             )
     return (
