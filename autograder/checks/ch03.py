@@ -495,6 +495,14 @@ def adam_bias_and_eps():
             (0.9, 0.999),
             0.01,
         ),
+        step(
+            "zero moments at t = 3 (the table's counter, not the row's)",
+            *zeros3(30, 4),
+            ids,
+            _grads(ids, 4, 348),
+            3,
+            0.01,
+        ),
     ]
 
 

@@ -208,7 +208,7 @@ MISTAKES = {
     alpha = lr * np.sqrt(1 - b2 ** t_row) / (1 - b1 ** t_row)
     E[rows] -= alpha * m[rows] / (np.sqrt(v[rows]) + eps)
 """,
-        {"test_adam_repeated", "test_adam_lazy"},
+        {"test_adam_repeated", "test_adam_lazy", "test_adam_bias_and_eps"},
         "one step counter per table",
     ),
     "not in place (E = E - ...)": _mistake(
