@@ -15,7 +15,7 @@ NO_SANDBOX ?=
 GRADE_FLAGS = --jobs $(JOBS) $(if $(filter 1,$(NO_SANDBOX)),--no-sandbox,)
 PORT ?= 8888
 
-.PHONY: venv book test lint format release lab grade demo solutions screenshots student-repo vendor-mathjax clean help
+.PHONY: venv book test lint format release lab grade export demo solutions gradescope screenshots student-repo vendor-mathjax clean help
 
 help:
 	@echo "make book        build the website into _build/html"
@@ -23,8 +23,10 @@ help:
 	@echo "make lab         JupyterLab on your own copy of the exercises (workspace/)"
 	@echo "make release     regenerate exercises/ from solutions/"
 	@echo "make grade       grade grading/submitted/ (ASSIGNMENT=..., JOBS=N, NO_SANDBOX=1)"
+	@echo "make export      grades into the LMS's import file (LMS=canvas|moodle ROSTER=FILE [MAP=FILE])"
 	@echo "make demo        build sample submissions and grade them: the whole flow at once"
 	@echo "make solutions   release the solutions after the deadline (grading/released_solutions)"
+	@echo "make gradescope  a Gradescope autograder: grading/gradescope/ASSIGNMENT.zip (holds the solutions!)"
 	@echo "make screenshots desktop and phone screenshots of every chapter under _build/screenshots"
 	@echo "make student-repo  the student-facing copy (book + exercises, no solutions) in student-repo/"
 	@echo "make vendor-mathjax  re-fetch the pinned MathJax the website serves itself (needs npm)"
@@ -69,12 +71,30 @@ lab: $(STAMP)
 grade: $(STAMP)
 	python -m autograder.grade $(GRADE_FLAGS) $(if $(ASSIGNMENT),--assignment $(ASSIGNMENT),)
 
+# The LMS's own grade-import CSV, filled from the gradebook: grading/export/canvas.csv or moodle.csv.
+# ROSTER is the LMS's grade export; MAP an optional CSV "nbgrader id, LMS login"; ASSIGNMENT
+# (space-separated) limits it to some assignments.
+LMS ?=
+ROSTER ?=
+MAP ?=
+export: $(STAMP)
+	@if [ -z "$(LMS)" ] || [ -z "$(ROSTER)" ]; then \
+	 echo "usage: make export LMS=canvas|moodle ROSTER=FILE [MAP=FILE] [ASSIGNMENT=A]"; exit 2; fi
+	python -m autograder.export --lms "$(LMS)" --roster "$(ROSTER)" $(if $(MAP),--map "$(MAP)" ,)$(foreach a,$(ASSIGNMENT),--assignment $(a))
+
 demo: $(STAMP)
 	python -m autograder.samples --install
 	python -m autograder.grade $(GRADE_FLAGS)
 
 solutions: $(STAMP)
 	python -m autograder.release --solutions
+
+# The zip holds the reference solutions: upload it to Gradescope, never publish it.
+# GS_VISIBILITY: when students see each test (visible, after_due_date, after_published, hidden).
+GS_VISIBILITY ?= visible
+gradescope: $(STAMP)
+	@test -n "$(ASSIGNMENT)" || { echo "usage: make gradescope ASSIGNMENT=02_sparse_backward"; exit 2; }
+	python -m autograder.gradescope build $(ASSIGNMENT) --visibility $(GS_VISIBILITY)
 
 screenshots: book
 	python -m tests.browser.screenshots

@@ -61,10 +61,17 @@ c.LimitOutput.max_lines = 1000
 # them) and tracebacks quoting them: strip both (autograder/grade/nbgrader_plugins.py). No
 # fallback: if this import fails, nbgrader must fail with it rather than publish hidden tests.
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
+from nbgrader.converters import Autograde  # noqa: E402
 from nbgrader.preprocessors import GetGrades  # noqa: E402
 
-from autograder.grade.nbgrader_plugins import HideHiddenTests  # noqa: E402
+from autograder.grade.nbgrader_plugins import HideHiddenTests, RequireCourseChecks  # noqa: E402
 
 c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, CSSHTMLHeaderPreprocessor]
+# Plain `nbgrader autograde`: refuse (non-zero exit, nothing recorded) when the hidden tests
+# could not load the checks, instead of recording zeros for everyone.
+c.Autograde.autograde_preprocessors = [
+    RequireCourseChecks,
+    *Autograde.class_traits()["autograde_preprocessors"].default(),
+]
 
 os.makedirs(GRADING, exist_ok=True)

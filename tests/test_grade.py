@@ -14,6 +14,7 @@ import json
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,11 @@ pytestmark = pytest.mark.slow
 A = "01_one_hot_lookup"
 FAST = ["--cell-timeout", "3", "--notebook-budget", "12", "--memory-gib", "1.5"]
 SANDBOXED, WHY_NOT = probe()
+# The whole batch is graded by an interpreter reached through a symbolic link to the venv (a
+# common set-up: one shared environment for several course folders). The sandbox must still start.
+LINKED = Path(tempfile.mkdtemp(prefix="linked-venv-")) / "venv"
+LINKED.symlink_to(Path(sys.prefix))
+LINKED_PYTHON = str(LINKED / "bin" / Path(sys.executable).name)
 needs_sandbox = pytest.mark.skipif(not SANDBOXED, reason=f"bubblewrap cannot run here: {WHY_NOT}")
 
 
@@ -277,7 +283,7 @@ def run_grader(
     grading_dir: Path, *extra: str, jobs: int = 2, submitted: Path | None = None
 ) -> subprocess.CompletedProcess:
     cmd = [
-        sys.executable,
+        LINKED_PYTHON,
         "-m",
         "autograder.grade",
         "--grading-dir",
@@ -356,6 +362,11 @@ def batch(tmp_path_factory, prepared):
 def test_batch_completes_and_names_every_bad_submission(batch):
     proc = batch["proc"]
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    # through the symlinked venv, and still inside the sandbox (a failed sandbox stops the run)
+    assert "sandbox: bubblewrap" in proc.stderr, proc.stderr[-2000:]
+    assert {
+        row["sandboxed"] for rows in report(batch["dir"]).values() for row in rows.values()
+    } == {"yes"}
     rep = report(batch["dir"])
     assert set(rep) == set(batch["kinds"]), "every student must appear in the report"
     for student in ("invalid_json", "missing_notebook", "os_exit", "loop_ignores_interrupt"):
@@ -605,4 +616,5 @@ def test_without_the_sandbox_the_disk_cheat_works_and_the_grader_warns(batch, tm
     proc = run_grader(d, "--no-sandbox", jobs=1)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "WARNING: grading WITHOUT the sandbox" in proc.stderr
+    assert {row["sandboxed"] for row in report(d)["read_solutions"].values()} == {"NO"}
     assert totals(d)["read_solutions"] == sum(_points().values())

@@ -4,21 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .compare import close, differing_rows, expected, fmt, shown
 from .data import distinct as _distinct
 from .data import grads as _grads
 from .data import ids as _ids
 from .data import zipf as _zipf
-from .framework import (
-    Case,
-    Mistake,
-    array_judge,
-    checks_for,
-    close,
-    common_problems,
-    differing_rows,
-    fmt,
-    shape_judge,
-)
+from .framework import Case, Mistake, array_judge, checks_for, common_problems, shape_judge
 
 A = "02_sparse_backward"
 check = checks_for(A)
@@ -411,14 +402,17 @@ def rows_judge(case, got, want):
             return (
                 f"rows lists an id more than once for {case.label}: each id that occurs must "
                 "appear once in rows, with the sum of all its gradients in values (the "
-                f"gradient has to be coalesced). Got rows {fmt(rows)}, expected {fmt(w_rows)}."
+                f"gradient has to be coalesced). Got rows {fmt(rows)}{expected(case, fmt(w_rows), ', expected ')}."
             )
         if rows.size == w_rows.size and np.array_equal(np.sort(rows), w_rows):
             return (
-                f"rows must be sorted ascending for {case.label}: got {fmt(rows)}, expected "
-                f"{fmt(w_rows)} (np.unique returns sorted ids)."
+                f"rows must be sorted ascending for {case.label}: got {fmt(rows)}"
+                f"{expected(case, fmt(w_rows), ', expected ')} (np.unique returns sorted ids)."
             )
-        return f"rows should be the distinct ids {fmt(w_rows)} for {case.label}; got {fmt(rows)}."
+        return (
+            f"rows should be the distinct ids that occur, sorted, for {case.label}"
+            f"{expected(case, fmt(w_rows), ' (')}{')' if shown(case) else ''}; got {fmt(rows)}."
+        )
     if vals.shape != w_vals.shape:
         return (
             f"values should have shape (len(rows), d) = {w_vals.shape} for {case.label}; "
@@ -437,7 +431,7 @@ def rows_judge(case, got, want):
         k = bad[0] if bad else 0
         return (
             f"values are wrong for {case.label} at rows {bad} of values: values[{k}] (id "
-            f"{rows[k]}) is {fmt(vals[k])}, expected {fmt(w_vals[k])}."
+            f"{rows[k]}) is {fmt(vals[k])}{expected(case, fmt(w_vals[k]), ', expected ')}."
         )
     if vals.dtype != w_vals.dtype:
         return _dtype_message(case, vals.dtype, w_vals.dtype, ROWS)

@@ -8,7 +8,7 @@ in one test cell.
 Each classic mistake is modelled as a variant of the rule (:func:`_adam` with one thing wrong),
 and a wrong answer is named when every array it left behind equals either the reference's or the
 mistake's. Messages name the arrays and rows that differ; they print expected values only for
-cases marked ``show`` (the small worked examples the visible tests also show).
+cases :func:`~.compare.shown` allows (the small worked examples the visible tests also show).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from .data import grads as _grads
 from .data import ids as _ids
 from .data import table as _table
 from .data import zipf as _zipf
-from .framework import Case, checks_for, common_problems, differing_rows, fmt, tolerance
+from .framework import Case, checks_for, common_problems, differing_rows, fmt, shown, tolerance
 from .framework import close as _close_to
 
 A = "03_fancy_indexing_trap"
@@ -258,7 +258,7 @@ def _where(case, name, g, w, dtype):
     text = f"{STEP} left wrong values in {name} for {case.label}: rows {rows} differ"
     if untouched and len(untouched) == len(rows):
         text += " and none of them is in ids (rows that ids does not touch must not change)"
-    if case.meta.get("show") and rows:
+    if shown(case) and rows:
         r = rows[0]
         text += f"; {name}[{r}] is {fmt(g[r])}, expected {fmt(w[r])}"
     return text + "."
@@ -325,17 +325,17 @@ def state(V, d, seed, dtype=np.float64, fresh=()):
     return tuple(a.astype(dtype) for a in (E, m, v))
 
 
-def worked(t=1, lr=0.1, **kw):
-    """The chapter's worked batch: ids [2, 0, 2] into a zero (4, 3) table."""
+def worked():
+    """The chapter's worked batch, as the visible test shows it: ids [2, 0, 2] into a zero (4, 3)
+    table, t = 1, lr = 0.1."""
     return step(
-        f"the worked example (ids [2, 0, 2], t = {t}, lr = {lr})",
+        "the worked example (ids [2, 0, 2], t = 1, lr = 0.1)",
         *zeros3(4, 3),
         np.array([2, 0, 2]),
         WORKED_G.copy(),
-        t,
-        lr,
-        show=True,
-        **kw,
+        1,
+        0.1,
+        shown=True,
     )
 
 
@@ -354,7 +354,7 @@ def adam_in_place():
             np.array([[1.0, -2.0], [3.0, 4.0]]),
             1,
             0.5,
-            show=True,
+            shown=True,
         ),
         step("6 distinct ids, t = 4", *state(15, 4, 301), ids, _grads(ids, 4, 302), 4, 0.01),
     ]
@@ -373,7 +373,7 @@ def adam_first_step():
             np.array([[1.0, -1.0], [0.5, 2.0]]),
             1,
             0.1,
-            show=True,
+            shown=True,
         ),
         step("30 distinct ids, V = 80, d = 8", *zeros3(80, 8), ids, _grads(ids, 8, 311), 1, 0.05),
         Case(
@@ -394,7 +394,14 @@ def adam_repeated():
     cancel = np.array([1, 4, 1])
     return [
         worked(),
-        worked(t=3, lr=0.01),
+        step(
+            "ids [2, 0, 2] into zero moments at t = 3",
+            *zeros3(4, 3),
+            np.array([2, 0, 2]),
+            WORKED_G.copy(),
+            3,
+            0.01,
+        ),
         step(
             "ids [1, 1, 1, 4, 1], t = 2",
             *zeros3(5, 2),
@@ -486,7 +493,7 @@ def adam_bias_and_eps():
         ),
         step("t = 1000", *state(30, 4, 344), ids, _grads(ids, 4, 345), 1000, 0.01),
         step(
-            "eps = 0.01, v small, t = 3",
+            "eps = 1e-2 with small gradients, t = 3",
             *state(30, 4, 346),
             ids,
             0.01 * _grads(ids, 4, 347),

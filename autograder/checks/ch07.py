@@ -16,7 +16,8 @@ implementation (``V ** 0.25``, ``math.sqrt(math.sqrt(V))``, ``np.power``, ``roun
 
 from __future__ import annotations
 
-from .framework import Case, checks_for, common_problems
+from .compare import expected, shown
+from .framework import Case, checks_for, common_problems, named_case
 
 A = "07_choosing_d"
 check = checks_for(A)
@@ -63,27 +64,36 @@ def _overflow_message(case):
     )
 
 
+def _on_params(explain):
+    """A judge of the parameter count: common problems first, then ``explain(case, got, want)``
+    for a wrong count (both counts as Python ints)."""
+
+    def judge(case, got, want):
+        problem, gp, _, wp, _ = _pair(case, got, want)
+        if problem:
+            return problem
+        return None if gp == wp else explain(case, gp, wp)
+
+    return judge
+
+
 # --------------------------------------------------------------------------------------------
 # test_cost_tied
 # --------------------------------------------------------------------------------------------
-def _tied_judge(case, got, want):
-    problem, gp, _, wp, _ = _pair(case, got, want)
-    if problem:
-        return problem
-    if gp == wp:
-        return None
+@_on_params
+def _tied_judge(case, gp, wp):
     if case.meta["tied"] and gp == 2 * wp:
         return (
             f"table_cost counted the tied table twice for {case.label}: with tied=True the input "
             f"table and the output layer are the same {case.meta['V']} x {case.meta['d']} matrix, "
-            f"stored once ({wp:,} parameters, not {gp:,})."
+            f"stored once (half of the {gp:,} parameters counted)."
         )
     if not case.meta["tied"] and 2 * gp == wp:
         return (
             f"table_cost counted one table for {case.label}: with tied=False the input table and the "
-            f"output layer are two separate V x d matrices ({wp:,} parameters, not {gp:,})."
+            f"output layer are two separate V x d matrices (twice {gp:,} parameters)."
         )
-    return f"table_cost returned {gp:,} parameters for {case.label}; expected {wp:,}."
+    return f"table_cost returned {gp:,} parameters for {case.label}{expected(case, f'{wp:,}')}, which is not the count."
 
 
 # --------------------------------------------------------------------------------------------
@@ -128,18 +138,14 @@ def _bytes_judge(case, got, want):
             return f"table_cost counted {what} (for {case.label})."
     if gp and gb == 16 * gp // 8:
         return f"table_cost counted bits where bytes were wanted, or divided by 8 once too often (for {case.label})."
-    return f"table_cost returned {gb:,} bytes for {gp:,} parameters for {case.label}; expected 16 * params = {16 * gp:,}."
+    return f"table_cost returned {gb:,} bytes for {gp:,} parameters for {case.label}; expected 16 bytes per parameter (16 * params)."
 
 
 # --------------------------------------------------------------------------------------------
 # test_cost_factorized
 # --------------------------------------------------------------------------------------------
-def _factor_judge(case, got, want):
-    problem, gp, _, wp, _ = _pair(case, got, want)
-    if problem:
-        return problem
-    if gp == wp:
-        return None
+@_on_params
+def _factor_judge(case, gp, wp):
     V, d, m, tied = case.meta["V"], case.meta["d"], case.meta["m"], case.meta["tied"]
     n = 1 if tied else 2
     if gp == n * V * m:
@@ -152,16 +158,19 @@ def _factor_judge(case, got, want):
     if tied and gp == 2 * wp:
         return (
             f"table_cost counted the tied table twice for {case.label}: tied=True stores one "
-            f"factorized table ({wp:,} parameters), not two."
+            f"factorized table (half of {gp:,} parameters), not two."
         )
     if not tied and gp == 2 * V * m + m * d:
         return (
             f"table_cost gave the two untied tables one shared projection for {case.label}: each stored "
-            f"table is a V x m table plus its own m x d projection ({wp:,} parameters)."
+            f"table is a V x m table plus its own m x d projection."
         )
     if gp == n * (V * m + V * d):
         return f"table_cost used V x d for the projection for {case.label}; the projection is m x d ({m} x {d})."
-    return f"table_cost returned {gp:,} parameters for {case.label}; expected {wp:,} = {n} x ({V} x {m} + {m} x {d})."
+    return (
+        f"table_cost returned {gp:,} parameters for {case.label}; a factorized table is "
+        f"n_tables x (V x m + m x d){expected(case, f'{wp:,}', ' = ')}."
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -205,11 +214,7 @@ FASTAI_VS = [1000, 10000, 2000, 100, 50, 30522, 39000, 40000, 128256, 3000000, 6
 
 
 def dim_case(V, rule):
-    return Case(
-        f"suggest_dim({V}, {rule!r})",
-        (V, rule),
-        meta={"arg_names": ["V", "rule"], "V": V, "rule": rule},
-    )
+    return named_case(f"suggest_dim({V}, {rule!r})", V=V, rule=rule)
 
 
 def _dim_value(case, got, want):
@@ -237,11 +242,11 @@ def _rule_judge(case, got, want):
     capped = (lambda x: min(600, x)) if rule == "fastai" else (lambda x: x)
     if rule == "fastai" and g == round(raw) and w == 600:
         return (
-            f"suggest_dim forgot fastai's cap for {case.label}: 1.6 * V ** 0.56 = {raw:.1f}, and the rule "
-            "is min(600, ...), so 600."
+            f"suggest_dim forgot fastai's cap for {case.label}: the rule is min(600, ...), and "
+            "1.6 * V ** 0.56 is above 600 here."
         )
     if rule == "fastai" and g == 600 and w < 600:
-        return f"suggest_dim returned 600 for {case.label}: the rule is min(600, ...), not max; expected {w}."
+        return f"suggest_dim returned 600 for {case.label}: the rule is min(600, ...), not max."
     if rule == "fastai" and g == capped(round((1.6 * V) ** 0.56)) and g != capped(int(raw)):
         return (
             f"suggest_dim raised 1.6 * V to the power 0.56 for {case.label}; the rule is 1.6 * (V ** 0.56): "
@@ -249,12 +254,12 @@ def _rule_judge(case, got, want):
         )
     if g == capped(int(raw)):
         return (
-            f"suggest_dim truncated instead of rounding for {case.label}: {formula} = {raw:.3f}, which "
-            f"rounds to {w}; int() drops the fraction (use round())."
+            f"suggest_dim truncated instead of rounding for {case.label}: int() drops the fraction "
+            f"of {formula} (use round())."
         )
     if g == capped(-(-raw // 1)):
-        return f"suggest_dim rounded up for {case.label}: {formula} = {raw:.3f} rounds to {w} (use round(), not ceil)."
-    return f"suggest_dim returned {g} for {case.label}; {formula} = {raw:.3f}, expected {w}."
+        return f"suggest_dim rounded up for {case.label}: {formula} must be rounded to the nearest integer (use round(), not ceil)."
+    return f"suggest_dim returned {g} for {case.label}, which is not {formula} rounded{expected(case, str(w), ' (')}{')' if shown(case) else ''}."
 
 
 def _contract_judge(case, got, want):
@@ -272,17 +277,30 @@ def _contract_judge(case, got, want):
     return None
 
 
+def _llama(tied):
+    name = "Llama 3's vocabulary and width, tied" if tied else "Llama-3-8B, untied"
+    return cost_case(128256, 4096, tied, name=name)
+
+
+def _bert(tied):
+    return cost_case(30522, 768, tied, name="BERT-base" if tied else "BERT-base, untied")
+
+
+def _albert():
+    return cost_case(30000, 4096, True, 128, name="ALBERT-style")
+
+
 @check("test_cost_tied", "table_cost", _tied_judge)
 def cost_tied():
     """table_cost: one stored table when tied, two when untied"""
     return [
-        cost_case(128256, 4096, True, name="Llama 3's vocabulary and width, tied"),
-        cost_case(128256, 4096, False, name="Llama-3-8B, untied"),
-        cost_case(30522, 768, True, name="BERT-base"),
-        cost_case(50257, 768, True, name="GPT-2 small"),
-        cost_case(10, 3, False),
-        cost_case(1, 1, True),
-        cost_case(7, 5, False),
+        *[
+            _llama(True),
+            _llama(False),
+            _bert(True),
+            cost_case(50257, 768, True, name="GPT-2 small"),
+        ],
+        *[cost_case(V, d, tied) for V, d, tied in ((10, 3, False), (1, 1, True), (7, 5, False))],
     ]
 
 
@@ -290,10 +308,7 @@ def cost_tied():
 def cost_bytes():
     """table_cost: 16 bytes per parameter (weight, gradient, two Adam moments)"""
     return [
-        cost_case(128256, 4096, True, name="Llama 3's vocabulary and width, tied"),
-        cost_case(30522, 768, False, name="BERT-base, untied"),
-        cost_case(30000, 4096, True, 128, name="ALBERT-style"),
-        cost_case(10, 3, True),
+        *[_llama(True), _bert(False), _albert(), cost_case(10, 3, True)],
     ]
 
 
@@ -301,7 +316,7 @@ def cost_bytes():
 def cost_factorized():
     """table_cost: a factorized table is V x m plus an m x d projection"""
     return [
-        cost_case(30000, 4096, True, 128, name="ALBERT-style"),
+        _albert(),
         cost_case(30000, 128, True, 128, name="m = d"),
         cost_case(128256, 4096, False, 256),
         cost_case(50257, 768, True, 64),
@@ -314,12 +329,11 @@ def cost_factorized():
 def cost_python_ints():
     """table_cost: a tuple of two Python ints, exact beyond 32 bits"""
     return [
-        cost_case(128256, 4096, False, name="Llama-3-8B, untied"),
+        _llama(False),
         cost_case(50257, 12288, True, name="GPT-3"),
         cost_case(256000, 16384, False, name="a 256,000-id vocabulary at width 16,384, untied"),
         cost_case(3000000, 300, False, name="word2vec's Google News vocabulary, two tables"),
-        cost_case(30000, 4096, True, 128, name="ALBERT-style"),
-        cost_case(10, 3, True),
+        *[_albert(), cost_case(10, 3, True)],
     ]
 
 

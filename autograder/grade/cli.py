@@ -32,8 +32,8 @@ import threading
 import time
 from pathlib import Path
 
-from ..course import GRADING, assignments
-from . import gradebook, report
+from ..course import COURSE_ID, GRADING, assignments
+from . import gradebook, guard, report
 from .pool import run_pool
 from .progress import Progress
 from .results import ERROR, Job
@@ -182,18 +182,37 @@ def _grade(jobs, names, args, grading_dir: Path, sandboxed: bool):
         shutil.rmtree(run_root, ignore_errors=True)
 
 
-def _write(grading_dir: Path, results, prep: dict) -> Path | None:
-    """The report, then the gradebook and grades.csv; None when the gradebook was not written."""
+def _snapshot(grading_dir: Path) -> dict | Exception:
+    """The guarded columns of the gradebook before any student code runs ({} on a fresh one);
+    the exception when the gradebook cannot be read (then it will not be written either)."""
+    if not (grading_dir / "gradebook.db").exists():
+        return {}
+    try:
+        return guard.snapshot(gradebook.db_url(grading_dir), COURSE_ID)
+    except Exception as exc:  # noqa: BLE001 - a corrupt gradebook: grade, report, do not record
+        return exc
+
+
+def _write(grading_dir: Path, results, prep: dict, snap) -> Path | None:
+    """The report, then the gradebook (verified against the snapshot) and grades.csv; None when
+    the gradebook was not written or had been tampered with."""
     report.write_report(grading_dir, results)
+    if isinstance(snap, Exception) and "error" not in prep:
+        prep["error"] = snap
     if "error" not in prep:
         try:
             gradebook.record(grading_dir, results)
+            problems = guard.verify(gradebook.db_url(grading_dir), COURSE_ID, snap, results)
+            if problems:
+                raise guard.Tampered(problems)
             return gradebook.export_grades(grading_dir)
         except Exception as exc:  # noqa: BLE001 - say so, still print what was graded
             prep["error"] = exc
-    print(
-        f"GRADEBOOK NOT WRITTEN: {type(prep['error']).__name__}: {prep['error']}", file=sys.stderr
+    err = prep["error"]
+    label = (
+        "GRADEBOOK TAMPERED WITH" if isinstance(err, guard.Tampered) else "GRADEBOOK NOT WRITTEN"
     )
+    print(f"{label}: {type(err).__name__}: {err}", file=sys.stderr)
     return None
 
 
@@ -251,13 +270,14 @@ def main(argv=None) -> int:
         print(refused, file=sys.stderr)
         return EXIT_NO_SANDBOX
     names = sorted({j.assignment for j in jobs})
+    snap = _snapshot(grading_dir)
     prep_thread, prep = _prepare_in_background(grading_dir, names)
     timings["pool"] = time.monotonic()
     results, n_workers = _grade(jobs, names, args, grading_dir, sandboxed)
     timings["graded"] = time.monotonic()
     prep_thread.join()
     timings["prepared"] = time.monotonic()
-    grades = _write(grading_dir, results, prep)
+    grades = _write(grading_dir, results, prep, snap)
     timings["end"] = time.monotonic()
     _print_end(grading_dir, results, grades, timings, n_workers)
     failed = "error" in prep or any(r.status == ERROR for r in results)

@@ -22,6 +22,7 @@ Grading without the sandbox happens only when the instructor asks for it explici
 
 from __future__ import annotations
 
+import itertools
 import os
 import queue
 import shutil
@@ -47,6 +48,23 @@ class Limits:
     file_bytes: int = 1 * GIB  # RLIMIT_FSIZE: the largest file the kernel may write
     tmp_bytes: int = 256 * 1024**2  # size of the private /tmp (RAM-backed) inside the sandbox
     start_timeout: float = 60.0  # seconds for the kernel to answer its first request
+    processes: int = 256  # RLIMIT_NPROC of the kernel's own uid (threads count too)
+
+
+# Each sandboxed kernel runs as its own unprivileged uid when the grader is root: RLIMIT_NPROC
+# does not bind root, and it counts per real uid, so one shared uid would let one fork bomb
+# starve every other kernel. A live worker process has at most two kernels (current and spare);
+# its pid makes the uid unique among live workers.
+UID_BASE = 2_100_000_000
+_UIDS = itertools.count()
+
+
+def kernel_uid() -> int | None:
+    """A fresh unprivileged uid for the next kernel; None when the grader is not root (then the
+    kernel runs as the grader's own uid, without a process limit of its own)."""
+    if os.geteuid() != 0:
+        return None
+    return UID_BASE + (os.getpid() % 4_000_000) * 4 + next(_UIDS) % 4
 
 
 @dataclass
@@ -95,11 +113,12 @@ def interpreter_paths() -> list[Path]:
 
 
 def bind_back(hidden: list[Path]) -> list[tuple[Path, Path]]:
-    """(source on the host, place in the sandbox) for each interpreter path a hidden folder
-    covers; bound read-only after the hidden folders are blanked."""
+    """(source on the host, place in the sandbox) for each interpreter path a hidden folder (or
+    the sandbox's private /tmp) covers; bound read-only after those folders are blanked."""
     binds: list[tuple[Path, Path]] = []
+    blanked = [Path("/tmp"), *hidden]
     for dest in interpreter_paths():
-        inside = any(dest.is_relative_to(h) and dest != h for h in hidden)
+        inside = any(dest.is_relative_to(h) and dest != h for h in blanked)
         covered = any(dest.is_relative_to(b) for _, b in binds)
         if inside and not covered:
             binds.append((Path(os.path.realpath(dest)), dest))
@@ -114,13 +133,25 @@ def tool(name: str) -> str:
     return found
 
 
-def _bwrap_args(scratch: Path, limits: Limits) -> list[str]:
+def _parents(dest: Path, hidden: list[Path], made: set[Path]) -> list[str]:
+    """Make the blanked folders leading to a bind target world-traversable (bwrap would create
+    them 0700, which the kernel's own uid could not enter)."""
+    args = []
+    for parent in reversed(dest.parents):
+        blanked = any(parent.is_relative_to(h) and parent != h for h in [Path("/tmp"), *hidden])
+        if blanked and parent not in made:
+            args += ["--perms", "0755", "--dir", str(parent)]
+            made.add(parent)
+    return args
+
+
+def _bwrap_args(scratch: Path, limits: Limits, uid: int | None = None) -> list[str]:
     args = [
         tool("bwrap"),
         "--ro-bind", "/", "/",
         "--dev", "/dev",
         "--proc", "/proc",
-        "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp",
+        "--perms", "1777", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp",
     ]  # fmt: skip
     hidden = hidden_dirs()
     for d in hidden:
@@ -128,25 +159,40 @@ def _bwrap_args(scratch: Path, limits: Limits) -> list[str]:
     # The venv, and the interpreter it points to, may live inside a hidden folder: bound back,
     # read-only (the editable install's .pth still points into the course: `import autograder`
     # fails in the kernel, as it should; the kernel needs numpy only).
+    made: set[Path] = set()
     for src, dest in bind_back(hidden):
-        args += ["--ro-bind", str(src), str(dest)]
+        args += [*_parents(dest, hidden, made), "--ro-bind", str(src), str(dest)]
     args += [
+        *_parents(scratch, hidden, made),
         "--bind", str(scratch), str(scratch),
         "--chdir", str(scratch),
         "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts",
         "--die-with-parent",
         "--cap-drop", "ALL",
     ]  # fmt: skip
+    if uid is not None:  # only what setpriv needs to become the kernel's uid; gone after it
+        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
     return args
 
 
-def _prlimit_args(limits: Limits) -> list[str]:
-    return [
-        tool("prlimit"),
-        f"--as={limits.memory_bytes}",
-        f"--fsize={limits.file_bytes}",
-        "--core=0",
-    ]
+def own(scratch: Path, uid: int) -> None:
+    """Give the kernel's uid its scratch folder. 0711: bwrap, root without capabilities by the
+    time it changes into the folder, must be able to enter it; no other kernel can see it (each
+    sandbox binds its own folder only)."""
+    os.chown(scratch, uid, uid)
+    os.chmod(scratch, 0o711)
+
+
+def _setpriv_args(uid: int | None) -> list[str]:
+    """Become the kernel's own uid inside the sandbox (after bwrap, as root, made its mounts)."""
+    if uid is None:
+        return []
+    return [tool("setpriv"), f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs"]
+
+
+def _prlimit_args(limits: Limits, uid: int | None = None) -> list[str]:
+    args = [tool("prlimit"), f"--as={limits.memory_bytes}", f"--fsize={limits.file_bytes}"]
+    return [*args, "--core=0", *([f"--nproc={limits.processes}"] if uid is not None else [])]
 
 
 def no_sandbox_requested() -> bool:
@@ -173,13 +219,21 @@ def refusal(why: str) -> str:
 @lru_cache(maxsize=1)
 def probe() -> tuple[bool, str]:
     """(True, "") when bubblewrap runs the kernel's interpreter here; (False, why) otherwise."""
-    for name, pkg in (("bwrap", "bubblewrap"), ("prlimit", "util-linux")):
+    for name, pkg in (
+        ("bwrap", "bubblewrap"),
+        ("prlimit", "util-linux"),
+        ("setpriv", "util-linux"),
+    ):
         if shutil.which(name) is None:
             return False, f"{name} ({pkg}) is not installed or not on PATH"
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="course-probe-") as tmp:
-        cmd = [*_bwrap_args(Path(tmp), Limits()), sys.executable, "-c", "import numpy; print('ok')"]
+        uid = kernel_uid()
+        if uid is not None:
+            own(Path(tmp), uid)
+        cmd = [*_prlimit_args(Limits(), uid), *_bwrap_args(Path(tmp), Limits(), uid)]
+        cmd += [*_setpriv_args(uid), sys.executable, "-c", "import numpy; print('ok')"]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
         except (OSError, subprocess.TimeoutExpired) as exc:
@@ -211,8 +265,18 @@ def kernel_env(scratch: Path) -> dict[str, str]:
     return env
 
 
-def kernel_argv(scratch: Path, limits: Limits, sandboxed: bool) -> list[str]:
-    """The kernel command; ``{connection_file}`` is filled in by jupyter_client."""
+# A command that the kernel is started through when it runs WITHOUT bubblewrap, placed after
+# prlimit. Empty for `make grade`. autograder.gradescope sets it in Gradescope's container (root,
+# no user namespaces) to a command that drops root for an unprivileged user before the kernel
+# starts; the command may use ``{connection_file}`` (filled in by jupyter_client like the rest).
+UNSANDBOXED_KERNEL_WRAPPER: list[str] = []
+
+
+def kernel_argv(
+    scratch: Path, limits: Limits, sandboxed: bool, uid: int | None = None
+) -> list[str]:
+    """The kernel command; ``{connection_file}`` is filled in by jupyter_client. With ``uid``
+    (sandboxed only) the kernel runs as that uid, with its own process limit."""
     env = kernel_env(scratch)
     # No history database: one fewer SQLite file per kernel, and a faster start.
     py = [
@@ -232,10 +296,12 @@ def kernel_argv(scratch: Path, limits: Limits, sandboxed: bool) -> list[str]:
             setenv += ["--setenv", k, v]
         # --clearenv also drops JPY_PARENT_PID: with --unshare-pid that pid is not visible, and
         # ipykernel would think its parent died and exit.
-        return [*_prlimit_args(limits), *_bwrap_args(scratch, limits), "--clearenv", *setenv, *py]
+        sandbox = [*_prlimit_args(limits, uid), *_bwrap_args(scratch, limits, uid)]
+        return [*sandbox, "--clearenv", *setenv, *_setpriv_args(uid), *py]
     # Without the sandbox, the kernel watches its parent (the worker) and exits with it.
     env["JPY_PARENT_PID"] = str(os.getpid())
-    return [*_prlimit_args(limits), "env", "-i", *(f"{k}={v}" for k, v in env.items()), *py]
+    env_i = ["env", "-i", *(f"{k}={v}" for k, v in env.items())]
+    return [*_prlimit_args(limits), *UNSANDBOXED_KERNEL_WRAPPER, *env_i, *py]
 
 
 # ------------------------------------------------------------------------------------------
@@ -269,6 +335,7 @@ class SandboxKernel:
         self.sandboxed = sandboxed
         self.km = None
         self.kc = None
+        self.uid = kernel_uid() if sandboxed else None
 
     # -- life cycle ----------------------------------------------------------------------
     def start(self) -> float:
@@ -284,7 +351,7 @@ class SandboxKernel:
         from jupyter_client.manager import KernelManager
 
         spec = KernelSpec(
-            argv=kernel_argv(self.scratch, self.limits, self.sandboxed),
+            argv=kernel_argv(self.scratch, self.limits, self.sandboxed, self.uid),
             display_name="Python 3 (grading sandbox)",
             language="python",
             interrupt_mode="message",  # with --unshare-pid a signal to the group misses the kernel
@@ -295,7 +362,17 @@ class SandboxKernel:
             def get_kernel_spec(self, kernel_name):  # noqa: ARG002
                 return spec
 
-        self.km = KernelManager(
+        uid = self.uid
+
+        class _Manager(KernelManager):
+            def write_connection_file(self, **kwargs):
+                super().write_connection_file(**kwargs)
+                if uid is not None:  # the kernel's own uid must read it (jupyter writes 0600)
+                    os.chown(self.connection_file, uid, uid)
+
+        if uid is not None:
+            own(self.scratch, uid)
+        self.km = _Manager(
             kernel_spec_manager=_OneSpec(),
             kernel_name="course-sandbox",
             transport="ipc",
