@@ -16,8 +16,9 @@ def tolerance(dtype) -> tuple[float, float]:
     return 1e-9, 1e-11
 
 
-def close(got: np.ndarray, want: np.ndarray, dtype=None) -> bool:
-    """Same shape and equal within a tolerance for ``dtype`` (default: want's dtype)."""
+def close(got: np.ndarray, want: np.ndarray, dtype=None, tol=None) -> bool:
+    """Same shape and equal within a tolerance for ``dtype`` (default: want's dtype), or within
+    ``tol`` = (rtol, atol scale) when a check gives its own."""
     got = np.asarray(got)
     want = np.asarray(want)
     if got.shape != want.shape:
@@ -26,19 +27,19 @@ def close(got: np.ndarray, want: np.ndarray, dtype=None) -> bool:
     w = want.astype(np.float64)
     if not np.array_equal(np.isfinite(g), np.isfinite(w)):
         return False
-    rtol, atol = tolerance(dtype if dtype is not None else want.dtype)
+    rtol, atol = tol or tolerance(dtype if dtype is not None else want.dtype)
     scale = float(np.max(np.abs(w[np.isfinite(w)]), initial=1.0))
     fin = np.isfinite(w)
     return bool(np.allclose(g[fin], w[fin], rtol=rtol, atol=atol * scale))
 
 
-def differing_rows(got: np.ndarray, want: np.ndarray, dtype=None, limit: int = 6) -> list:
+def differing_rows(got: np.ndarray, want: np.ndarray, dtype=None, limit: int = 6, tol=None) -> list:
     """Indices (over all axes but the last) where got and want differ; both the same shape."""
     g = np.asarray(got, dtype=np.float64)
     w = np.asarray(want, dtype=np.float64)
     if g.ndim == 0:
         return []
-    rtol, atol = tolerance(dtype if dtype is not None else want.dtype)
+    rtol, atol = tol or tolerance(dtype if dtype is not None else want.dtype)
     scale = float(np.max(np.abs(w[np.isfinite(w)]), initial=1.0))
     bad = ~np.isclose(g, w, rtol=rtol, atol=atol * scale, equal_nan=False)
     if g.ndim > 1:

@@ -46,7 +46,8 @@ class Case:
     label: str
     args: tuple
     kwargs: dict = field(default_factory=dict)
-    # "return": grade the return value; ("arg", i): grade argument i after the call (in-place API).
+    # "return": grade the return value; ("arg", i): grade argument i after the call (in-place API);
+    # ("args", (i, j, ...)): grade several arguments after the call, Outcome.values in that order.
     output: Any = "return"
     meta: dict = field(default_factory=dict)  # anything a judge or diagnosis wants to know
 
