@@ -185,3 +185,45 @@ def test_a_huge_image_is_dropped_whole_and_its_text_kept():
         "display_data", {"data": {"image/png": "A" * 1000, "text/plain": "<Figure>"}}, cap
     )
     assert out["data"] == {"text/plain": "<Figure>"} and cap.dropped == 1000
+
+
+def _two_in_place(E, m, ids, g):
+    """Changes E and m (both graded) in place; returns None."""
+    m[ids] += g
+    E[ids] -= m[ids]
+
+
+SEVERAL = [
+    Case(
+        "two graded arguments",
+        (np.zeros((3, 2)), np.zeros((3, 2)), np.array([2, 0]), np.ones((2, 2))),
+        output=("args", (0, 1)),
+    )
+]
+
+
+def test_several_graded_arguments_come_back_in_order_and_are_not_modified(tmp_path):
+    got = exchange.read_outcomes(SEVERAL, *_exchange(tmp_path, _two_in_place, SEVERAL))
+    inside = harness.call(_two_in_place, SEVERAL[0].args, {}, SEVERAL[0].output)
+    assert [v.tolist() for v in got[0].values] == [v.tolist() for v in inside["values"]]
+    assert got[0].values[0].tolist() == [[-1.0, -1.0], [0.0, 0.0], [-1.0, -1.0]]
+    assert got[0].values[1].tolist() == [[1.0, 1.0], [0.0, 0.0], [1.0, 1.0]]
+    assert got[0].modified == inside["modified"] == [] and got[0].returned_none
+
+
+def test_an_ungraded_argument_changed_next_to_graded_ones_is_still_modified(tmp_path):
+    def also_scales_g(E, m, ids, g):
+        g *= 2.0
+        _two_in_place(E, m, ids, g)
+
+    got = exchange.read_outcomes(SEVERAL, *_exchange(tmp_path, also_scales_g, SEVERAL))
+    inside = harness.call(also_scales_g, SEVERAL[0].args, {}, SEVERAL[0].output)
+    assert got[0].modified == inside["modified"] == [3]
+
+
+def test_the_graded_positions_of_each_output_kind():
+    assert harness.graded_args("return") == ()
+    assert harness.graded_args(("arg", 2)) == (2,)
+    assert harness.graded_args(("args", [0, 1, 2])) == (0, 1, 2)
+    with pytest.raises(ValueError):
+        harness.graded_args(("rows", 0))

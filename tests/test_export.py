@@ -49,30 +49,9 @@ EXPECTED = {  # nbgrader's total per submission
 }
 
 CANVAS_ROWS = [
-    [
-        "Student",
-        "ID",
-        "SIS User ID",
-        "SIS Login ID",
-        "Section",
-        "Quiz 1 (991)",
-        f"{A1} (1234)",
-        "Exercises Current Score",
-        "Current Score",
-        "Final Grade",
-    ],
-    [
-        "    Points Possible",
-        "",
-        "",
-        "",
-        "",
-        "3.00",
-        "10.00",
-        "(read only)",
-        "(read only)",
-        "(read only)",
-    ],
+    ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Quiz 1 (991)", f"{A1} (1234)"]
+    + ["Exercises Current Score", "Current Score", "Final Grade"],
+    ["    Points Possible", "", "", "", "", "3.00", "10.00"] + ["(read only)"] * 3,
     ["Martin, Alice", "101", "S101", "alice", "Sec A", "3.00", "", "70", "70", "C"],
     ["Chen, Bob", "102", "S102", "BOB", "Sec A", "2.00", "", "", "", ""],
     ["Diaz, Carol", "103", "S103", "carol", "Sec B", "", "", "", "", ""],
@@ -84,18 +63,9 @@ CANVAS_ROWS = [
     ["Student, Test", "110", "", "", "Sec A", "", "", "", "", ""],
 ]
 MOODLE_ROWS = [
-    [
-        "First name",
-        "Last name",
-        "ID number",
-        "Institution",
-        "Department",
-        "Username",
-        "Email address",
-        f"Assignment: {A1} (Real)",
-        "Course total (Real)",
-        "Last downloaded from this course",
-    ],
+    ["First name", "Last name", "ID number", "Institution", "Department", "Username"]
+    + ["Email address", f"Assignment: {A1} (Real)", "Course total (Real)"]
+    + ["Last downloaded from this course"],
     ["Alice", "Martin", "", "", "", "alice", "alice@uni.example", "-", "-", "1764547200"],
     ["Bob", "Chen", "", "", "", "bob", "bchen@uni.example", "-", "-", "1764547200"],
     ["Carol", "Diaz", "", "", "", "carol", "carol@uni.example", "-", "-", "1764547200"],

@@ -60,13 +60,8 @@ def _plain_students(assignment: str) -> list[str]:
 def course(tmp_path_factory):
     """A temp course with every assignment's source and demo students, graded both ways."""
     course = tmp_path_factory.mktemp("course")
-    (course / "nbgrader_config.py").write_text(
-        "c = get_config()  # noqa: F821\n"
-        f"load_subconfig({str(ROOT / 'nbgrader_config.py')!r})  # noqa: F821\n"
-        f"c.CourseDirectory.root = {str(course)!r}\n"
-        f"c.CourseDirectory.db_url = {'sqlite:///' + str(course / 'grading' / 'gradebook.db')!r}\n",
-        encoding="utf-8",
-    )
+    config = notebooks.temporary_course_config(course)
+    (course / "nbgrader_config.py").write_text(config, encoding="utf-8")
     names = assignments()
     everyone = course / "all_submitted"
     for a in names:

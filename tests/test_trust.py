@@ -231,13 +231,8 @@ def bare_python(tmp_path_factory) -> Path:
 def _plain_course(tmp_path: Path, extra_config: str = "") -> Path:
     course = tmp_path / "course"
     shutil.copytree(SOLUTIONS / A, course / "solutions" / A)
-    db = "sqlite:///" + str(course / "grading" / "gradebook.db")
-    (course / "nbgrader_config.py").write_text(
-        "c = get_config()  # noqa: F821\n"
-        f"load_subconfig({str(ROOT / 'nbgrader_config.py')!r})  # noqa: F821\n"
-        f"c.CourseDirectory.root = {str(course)!r}\nc.CourseDirectory.db_url = {db!r}\n{extra_config}",
-        encoding="utf-8",
-    )
+    config = notebooks.temporary_course_config(course) + extra_config
+    (course / "nbgrader_config.py").write_text(config, encoding="utf-8")
     notebooks.write(
         samples.build(A, {}), course / "grading" / "submitted" / "alice" / A / f"{A}.ipynb"
     )

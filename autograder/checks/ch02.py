@@ -4,23 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .compare import close, differing_rows, expected, fmt, shown
 from .data import distinct as _distinct
 from .data import grads as _grads
 from .data import ids as _ids
 from .data import zipf as _zipf
-from .framework import (
-    Case,
-    Mistake,
-    array_judge,
-    checks_for,
-    close,
-    common_problems,
-    differing_rows,
-    expected,
-    fmt,
-    shape_judge,
-    shown,
-)
+from .framework import Case, Mistake, array_judge, checks_for, common_problems, shape_judge
 
 A = "02_sparse_backward"
 check = checks_for(A)

@@ -388,6 +388,20 @@ def _grad(B, d, seed, dtype=np.float64):
 # --------------------------------------------------------------------------------------------
 # Checks, one per test cell
 # --------------------------------------------------------------------------------------------
+
+
+def _worked_fwd():
+    label = "the worked example (ids [4, 1, 1, 7, 2], offsets [0, 3])"
+    return fwd(label, _worked_table(), WORKED_IDS, WORKED_OFFSETS)
+
+
+def _worked_bwd(label, seed, mode=None):
+    """The worked example's bags into a V = 8 table, with upstream gradients from seed."""
+    if mode is None:
+        return bwd(label, WORKED_IDS, WORKED_OFFSETS, _grad(2, 3, seed), 8, pass_mode=False)
+    return bwd(label, WORKED_IDS, WORKED_OFFSETS, _grad(2, 3, seed), 8, mode=mode)
+
+
 @check(
     "test_bag_mean_shape",
     "embedding_bag_mean",
@@ -397,12 +411,7 @@ def mean_shape():
     """embedding_bag_mean: one row per bag, shape (B, d)"""
     ids, offs = _bags(_random_sizes(7, 111), 20, 112)
     return [
-        fwd(
-            "the worked example (ids [4, 1, 1, 7, 2], offsets [0, 3])",
-            _worked_table(),
-            WORKED_IDS,
-            WORKED_OFFSETS,
-        ),
+        _worked_fwd(),
         fwd("7 bags into a (20, 5) table", _table(20, 5, 110), ids, offs),
         fwd("a single bag (offsets [0])", _table(6, 4, 113), np.array([5, 0, 3]), np.array([0])),
         fwd("bags of one id each", _table(9, 2, 114), np.array([8, 0, 4, 4]), np.arange(4)),
@@ -416,12 +425,7 @@ def mean_values():
     ids2, offs2 = _bags(_random_sizes(200, 123, 1, 12), 1000, 124)
     ids3, offs3 = _bags([4, 1, 6, 2], 3, 125)  # V = 3: many repeated ids within and across bags
     return [
-        fwd(
-            "the worked example (ids [4, 1, 1, 7, 2], offsets [0, 3])",
-            _worked_table(),
-            WORKED_IDS,
-            WORKED_OFFSETS,
-        ),
+        _worked_fwd(),
         fwd("30 bags of 1 to 8 ids into a (50, 6) table", _table(50, 6, 120), ids1, offs1),
         fwd("200 bags of 1 to 12 ids into a (1000, 16) table", _table(1000, 16, 126), ids2, offs2),
         fwd("bags of sizes [4, 1, 6, 2] with only 3 distinct ids", _table(3, 4, 127), ids3, offs3),
@@ -494,14 +498,7 @@ def backward_shape():
     """embedding_bag_backward: one row per row of the table, shape (V, d)"""
     ids, offs = _bags(_random_sizes(6, 211), 15, 212)
     return [
-        bwd(
-            "the worked example with V = 8",
-            WORKED_IDS,
-            WORKED_OFFSETS,
-            _grad(2, 3, 210),
-            8,
-            pass_mode=False,
-        ),
+        _worked_bwd("the worked example with V = 8", 210),
         bwd("6 bags, V = 15", ids, offs, _grad(6, 4, 213), 15),
         bwd(
             "ids that use only the first rows of a V = 50 table",
@@ -521,22 +518,11 @@ def backward_mean():
     ids2, offs2 = _bags(_random_sizes(150, 223, 1, 10), 600, 224)
     ids3, offs3 = _bags([5, 2, 4, 3], 4, 225)
     return [
-        bwd(
-            "the worked example (ids [4, 1, 1, 7, 2], offsets [0, 3]), V = 8",
-            WORKED_IDS,
-            WORKED_OFFSETS,
-            _grad(2, 3, 220),
-            8,
-            pass_mode=False,
-        ),
+        _worked_bwd("the worked example (ids [4, 1, 1, 7, 2], offsets [0, 3]), V = 8", 220),
         bwd("25 bags of 1 to 8 ids, V = 40", ids1, offs1, _grad(25, 5, 226), 40),
         bwd("150 bags of 1 to 10 ids, V = 600", ids2, offs2, _grad(150, 8, 227), 600),
         bwd(
-            "bags of sizes [5, 2, 4, 3] with only 4 distinct ids (many repeats)",
-            ids3,
-            offs3,
-            _grad(4, 3, 228),
-            4,
+            "bags of sizes [5, 2, 4, 3] from 4 ids (many repeats)", ids3, offs3, _grad(4, 3, 228), 4
         ),
         bwd(
             "every id the same (id 2, bags of sizes [4, 1, 3])",
@@ -555,14 +541,7 @@ def backward_sum():
     ids1, offs1 = _bags(_random_sizes(25, 241, 1, 8), 40, 242)
     ids3, offs3 = _bags([5, 2, 4, 3], 4, 243)
     return [
-        bwd(
-            'the worked example, mode="sum"',
-            WORKED_IDS,
-            WORKED_OFFSETS,
-            _grad(2, 3, 240),
-            8,
-            mode="sum",
-        ),
+        _worked_bwd('the worked example, mode="sum"', 240, mode="sum"),
         bwd(
             '25 bags of 1 to 8 ids, V = 40, mode="sum"',
             ids1,

@@ -13,20 +13,11 @@ from __future__ import annotations
 import numpy as np
 
 from . import reference
+from .compare import close, differing_rows, expected, fmt, tolerance
 from .data import distinct as _distinct
 from .data import ids as _ids
 from .data import table as _table
-from .framework import (
-    Case,
-    Mistake,
-    checks_for,
-    close,
-    common_problems,
-    differing_rows,
-    expected,
-    fmt,
-    tolerance,
-)
+from .framework import Case, Mistake, checks_for, common_problems
 
 A = "05_weight_tying"
 check = checks_for(A)
@@ -307,6 +298,26 @@ untied_judge = tuple_judge(UNTIED, ["loss", "dE_in", "dW_out"], UNTIED_MISTAKES)
 tied_judge = tuple_judge(TIED, ["loss", "dE"], TIED_MISTAKES)
 
 
+def _random_untied(V, d, N, seed):
+    """Random (V, d) tables and N random positions, from seeds seed .. seed + 3."""
+    E_in, W_out = _table(V, d, seed), _table(V, d, seed + 1)
+    return untied_case(
+        f"random ({V}, {d}) tables, N = {N}",
+        E_in,
+        W_out,
+        _ids(N, V, seed + 2),
+        _ids(N, V, seed + 3),
+    )
+
+
+def _random_tied(kind, V, d, N, seed, inputs, dtype=np.float64):
+    """A random (V, d) table, N inputs drawn by ``inputs`` and N random targets."""
+    E = _table(V, d, seed, dtype)
+    return tied_case(
+        f"{kind} ({V}, {d}) table, N = {N}", E, inputs(N, V, seed + 1), _ids(N, V, seed + 2)
+    )
+
+
 @check("test_untied", UNTIED, untied_judge)
 def untied():
     """untied_bigram_loss_grad: the loss and both tables' gradients"""
@@ -314,20 +325,8 @@ def untied():
         untied_case(
             "the visible example (x = [0, 2, 0])", WORKED, WORKED_OUT, [0, 2, 0], [1, 0, 2]
         ),
-        untied_case(
-            "random (20, 5) tables, N = 30",
-            _table(20, 5, 1),
-            _table(20, 5, 2),
-            _ids(30, 20, 3),
-            _ids(30, 20, 4),
-        ),
-        untied_case(
-            "random (100, 8) tables, N = 64",
-            _table(100, 8, 5),
-            _table(100, 8, 6),
-            _ids(64, 100, 7),
-            _ids(64, 100, 8),
-        ),
+        _random_untied(20, 5, 30, 1),
+        _random_untied(100, 8, 64, 5),
         untied_case("a single position (N = 1)", _table(7, 3, 9), _table(7, 3, 10), [4], [6]),
         untied_case(
             "the same input id 40 times",
@@ -344,24 +343,9 @@ def tied_values():
     """tied_bigram_loss_grad: the loss, and dE as the output path plus the input path"""
     return [
         tied_case("the visible example (x = [0, 2], y = [1, 0])", WORKED, [0, 2], [1, 0]),
-        tied_case(
-            "a random (10, 4) table, N = 6",
-            _table(10, 4, 20),
-            _distinct(6, 10, 21),
-            _ids(6, 10, 22),
-        ),
-        tied_case(
-            "a random (300, 16) table, N = 100",
-            _table(300, 16, 23),
-            _distinct(100, 300, 24),
-            _ids(100, 300, 25),
-        ),
-        tied_case(
-            "a float32 (50, 8) table, N = 20",
-            _table(50, 8, 26, np.float32),
-            _distinct(20, 50, 27),
-            _ids(20, 50, 28),
-        ),
+        _random_tied("a random", 10, 4, 6, 20, _distinct),
+        _random_tied("a random", 300, 16, 100, 23, _distinct),
+        _random_tied("a float32", 50, 8, 20, 26, _distinct, np.float32),
         tied_case(
             "targets equal to the inputs (y = x)",
             _table(12, 3, 29),
@@ -376,19 +360,9 @@ def tied_repeated():
     """tied_bigram_loss_grad: a repeated input id collects the input path once per occurrence"""
     return [
         tied_case("the visible example (x = [2, 2, 0])", WORKED, [2, 2, 0], [0, 1, 2]),
-        tied_case(
-            "a random (30, 6) table, N = 200",
-            _table(30, 6, 40),
-            _ids(200, 30, 41),
-            _ids(200, 30, 42),
-        ),
+        _random_tied("a random", 30, 6, 200, 40, _ids),
         tied_case("the same input id 50 times", _table(8, 4, 43), np.full(50, 4), _ids(50, 8, 44)),
-        tied_case(
-            "a float32 (40, 5) table, N = 120",
-            _table(40, 5, 45, np.float32),
-            _ids(120, 40, 46),
-            _ids(120, 40, 47),
-        ),
+        _random_tied("a float32", 40, 5, 120, 45, _ids, np.float32),
         tied_case(
             "inputs alternating 1, 3, 1, 3, ...",
             _table(6, 3, 48),

@@ -35,6 +35,7 @@ from .framework import (
     array_judge,
     checks_for,
     common_problems,
+    named_case,
 )
 
 A = "06_init_scale"
@@ -266,12 +267,13 @@ def _rng_cases():
 # --------------------------------------------------------------------------------------------
 # expected_row_length: the exact chi mean
 # --------------------------------------------------------------------------------------------
+SMALL_D = [(1, 1.0), (2, 0.5), (3, 1.0), (4, 2.0), (10, 0.02), (64, 1.0), (100, 0.125), (5, 0.0)]
+LARGE_D = [(342, 1.0), (343, 1.0), (768, 0.02), (1024, 0.5), (4096, 1.0), (4096, 0.02)]
+LARGE_D += [(12288, 0.02), (20000, 1.0)]
+
+
 def row_case(d, sigma):
-    return Case(
-        f"d = {d}, sigma = {sigma}",
-        (d, sigma),
-        meta={"arg_names": ["d", "sigma"], "d": d, "sigma": sigma},
-    )
+    return named_case(f"d = {d}, sigma = {sigma}", d=d, sigma=sigma)
 
 
 def _mistake(name, message, fn):
@@ -370,29 +372,28 @@ def init_contract():
     return cases
 
 
+# (V, d, scheme) of the scale cases, seeds 200, 201, ...
+SCALE_SHAPES = [
+    (2000, 64, "pytorch"),
+    (250, 512, "pytorch"),
+    (2000, 64, "gpt2"),
+    (125, 768, "gpt2"),
+]
+SCALE_SHAPES += [(8000, 16, "transformer"), (2000, 64, "transformer"), (125, 1024, "transformer")]
+SCALE_SHAPES += [(32, 4096, "transformer")]
+
+
 @check("test_init_scale", "init_embedding", _scale_judge)
 def init_scale():
     """init_embedding: each scheme's standard deviation (1, 0.02, 1/sqrt(d))"""
-    return [
-        init_case(2000, 64, "pytorch", 200),
-        init_case(250, 512, "pytorch", 201),
-        init_case(2000, 64, "gpt2", 202),
-        init_case(125, 768, "gpt2", 203),
-        init_case(8000, 16, "transformer", 204),
-        init_case(2000, 64, "transformer", 205),
-        init_case(125, 1024, "transformer", 206),
-        init_case(32, 4096, "transformer", 207),
-    ]
+    return [init_case(V, d, scheme, 200 + i) for i, (V, d, scheme) in enumerate(SCALE_SHAPES)]
 
 
 @check("test_init_distribution", "init_embedding", _distribution_judge)
 def init_distribution():
     """init_embedding: normal entries with mean 0"""
-    return [
-        init_case(2000, 64, "pytorch", 300),
-        init_case(1000, 128, "gpt2", 301),
-        init_case(500, 256, "transformer", 302),
-    ]
+    shapes = [(2000, 64, "pytorch"), (1000, 128, "gpt2"), (500, 256, "transformer")]
+    return [init_case(V, d, scheme, 300 + i) for i, (V, d, scheme) in enumerate(shapes)]
 
 
 init_uses_rng = SeedCheck(
@@ -408,34 +409,10 @@ init_uses_rng = SeedCheck(
 @check("test_row_length_small_d", "expected_row_length", _row_judge)
 def row_length_small():
     """expected_row_length: the exact chi mean for small d"""
-    return [
-        row_case(d, s)
-        for d, s in [
-            (1, 1.0),
-            (2, 0.5),
-            (3, 1.0),
-            (4, 2.0),
-            (10, 0.02),
-            (64, 1.0),
-            (100, 0.125),
-            (5, 0.0),
-        ]
-    ]
+    return [row_case(d, s) for d, s in SMALL_D]
 
 
 @check("test_row_length_large_d", "expected_row_length", _row_judge)
 def row_length_large():
     """expected_row_length: the exact chi mean for real widths, without overflow"""
-    return [
-        row_case(d, s)
-        for d, s in [
-            (342, 1.0),
-            (343, 1.0),
-            (768, 0.02),
-            (1024, 0.5),
-            (4096, 1.0),
-            (4096, 0.02),
-            (12288, 0.02),
-            (20000, 1.0),
-        ]
-    ]
+    return [row_case(d, s) for d, s in LARGE_D]

@@ -16,7 +16,8 @@ implementation (``V ** 0.25``, ``math.sqrt(math.sqrt(V))``, ``np.power``, ``roun
 
 from __future__ import annotations
 
-from .framework import Case, checks_for, common_problems, expected, shown
+from .compare import expected, shown
+from .framework import Case, checks_for, common_problems, named_case
 
 A = "07_choosing_d"
 check = checks_for(A)
@@ -63,15 +64,24 @@ def _overflow_message(case):
     )
 
 
+def _on_params(explain):
+    """A judge of the parameter count: common problems first, then ``explain(case, got, want)``
+    for a wrong count (both counts as Python ints)."""
+
+    def judge(case, got, want):
+        problem, gp, _, wp, _ = _pair(case, got, want)
+        if problem:
+            return problem
+        return None if gp == wp else explain(case, gp, wp)
+
+    return judge
+
+
 # --------------------------------------------------------------------------------------------
 # test_cost_tied
 # --------------------------------------------------------------------------------------------
-def _tied_judge(case, got, want):
-    problem, gp, _, wp, _ = _pair(case, got, want)
-    if problem:
-        return problem
-    if gp == wp:
-        return None
+@_on_params
+def _tied_judge(case, gp, wp):
     if case.meta["tied"] and gp == 2 * wp:
         return (
             f"table_cost counted the tied table twice for {case.label}: with tied=True the input "
@@ -134,12 +144,8 @@ def _bytes_judge(case, got, want):
 # --------------------------------------------------------------------------------------------
 # test_cost_factorized
 # --------------------------------------------------------------------------------------------
-def _factor_judge(case, got, want):
-    problem, gp, _, wp, _ = _pair(case, got, want)
-    if problem:
-        return problem
-    if gp == wp:
-        return None
+@_on_params
+def _factor_judge(case, gp, wp):
     V, d, m, tied = case.meta["V"], case.meta["d"], case.meta["m"], case.meta["tied"]
     n = 1 if tied else 2
     if gp == n * V * m:
@@ -208,11 +214,7 @@ FASTAI_VS = [1000, 10000, 2000, 100, 50, 30522, 39000, 40000, 128256, 3000000, 6
 
 
 def dim_case(V, rule):
-    return Case(
-        f"suggest_dim({V}, {rule!r})",
-        (V, rule),
-        meta={"arg_names": ["V", "rule"], "V": V, "rule": rule},
-    )
+    return named_case(f"suggest_dim({V}, {rule!r})", V=V, rule=rule)
 
 
 def _dim_value(case, got, want):
@@ -275,17 +277,30 @@ def _contract_judge(case, got, want):
     return None
 
 
+def _llama(tied):
+    name = "Llama 3's vocabulary and width, tied" if tied else "Llama-3-8B, untied"
+    return cost_case(128256, 4096, tied, name=name)
+
+
+def _bert(tied):
+    return cost_case(30522, 768, tied, name="BERT-base" if tied else "BERT-base, untied")
+
+
+def _albert():
+    return cost_case(30000, 4096, True, 128, name="ALBERT-style")
+
+
 @check("test_cost_tied", "table_cost", _tied_judge)
 def cost_tied():
     """table_cost: one stored table when tied, two when untied"""
     return [
-        cost_case(128256, 4096, True, name="Llama 3's vocabulary and width, tied"),
-        cost_case(128256, 4096, False, name="Llama-3-8B, untied"),
-        cost_case(30522, 768, True, name="BERT-base"),
-        cost_case(50257, 768, True, name="GPT-2 small"),
-        cost_case(10, 3, False),
-        cost_case(1, 1, True),
-        cost_case(7, 5, False),
+        *[
+            _llama(True),
+            _llama(False),
+            _bert(True),
+            cost_case(50257, 768, True, name="GPT-2 small"),
+        ],
+        *[cost_case(V, d, tied) for V, d, tied in ((10, 3, False), (1, 1, True), (7, 5, False))],
     ]
 
 
@@ -293,10 +308,7 @@ def cost_tied():
 def cost_bytes():
     """table_cost: 16 bytes per parameter (weight, gradient, two Adam moments)"""
     return [
-        cost_case(128256, 4096, True, name="Llama 3's vocabulary and width, tied"),
-        cost_case(30522, 768, False, name="BERT-base, untied"),
-        cost_case(30000, 4096, True, 128, name="ALBERT-style"),
-        cost_case(10, 3, True),
+        *[_llama(True), _bert(False), _albert(), cost_case(10, 3, True)],
     ]
 
 
@@ -304,7 +316,7 @@ def cost_bytes():
 def cost_factorized():
     """table_cost: a factorized table is V x m plus an m x d projection"""
     return [
-        cost_case(30000, 4096, True, 128, name="ALBERT-style"),
+        _albert(),
         cost_case(30000, 128, True, 128, name="m = d"),
         cost_case(128256, 4096, False, 256),
         cost_case(50257, 768, True, 64),
@@ -317,12 +329,11 @@ def cost_factorized():
 def cost_python_ints():
     """table_cost: a tuple of two Python ints, exact beyond 32 bits"""
     return [
-        cost_case(128256, 4096, False, name="Llama-3-8B, untied"),
+        _llama(False),
         cost_case(50257, 12288, True, name="GPT-3"),
         cost_case(256000, 16384, False, name="a 256,000-id vocabulary at width 16,384, untied"),
         cost_case(3000000, 300, False, name="word2vec's Google News vocabulary, two tables"),
-        cost_case(30000, 4096, True, 128, name="ALBERT-style"),
-        cost_case(10, 3, True),
+        *[_albert(), cost_case(10, 3, True)],
     ]
 
 

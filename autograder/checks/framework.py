@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from . import reference
+from .compare import close, differing_rows, expected, fmt, shown, tolerance  # noqa: F401
 from .harness import call
 
 MAX_MESSAGES = 3  # failures listed per check; the rest are counted
@@ -45,22 +46,15 @@ class Case:
     label: str
     args: tuple
     kwargs: dict = field(default_factory=dict)
-    # "return": grade the return value; ("arg", i): grade argument i after the call (in-place API).
+    # "return": grade the return value; ("arg", i): grade argument i after the call (in-place API);
+    # ("args", (i, j, ...)): grade several arguments after the call, Outcome.values in that order.
     output: Any = "return"
     meta: dict = field(default_factory=dict)  # anything a judge or diagnosis wants to know
 
 
-def shown(case: Case) -> bool:
-    """May a message show the reference's values for this case? Only for the small worked
-    examples the visible tests already show (label "the worked example ...", or meta shown=True):
-    for every other (hidden) case, a message names the case, the mistake and where the result
-    differs, never what the reference computes (that would be the hidden test's answer key)."""
-    return bool(case.meta.get("shown", "worked example" in case.label))
-
-
-def expected(case: Case, text: str, sep: str = "; expected ") -> str:
-    """``sep + text`` for a shown case, "" for a hidden one."""
-    return f"{sep}{text}" if shown(case) else ""
+def named_case(label: str, **args) -> Case:
+    """A case whose positional arguments are named (in order) and also kept in its meta."""
+    return Case(label, tuple(args.values()), meta={"arg_names": list(args), **args})
 
 
 @dataclass
@@ -89,60 +83,6 @@ class Outcome:
 def outcome_of(fn, case: Case) -> Outcome:
     """Run :func:`call` in this process and wrap the result."""
     return Outcome(**call(fn, case.args, case.kwargs, case.output))
-
-
-# --------------------------------------------------------------------------------------------
-# Comparing plain arrays
-# --------------------------------------------------------------------------------------------
-def tolerance(dtype) -> tuple[float, float]:
-    """(rtol, atol scale) fit for a dtype: float32 sums in another order differ slightly."""
-    dt = np.dtype(dtype)
-    if dt == np.float16:
-        return 1e-2, 1e-2
-    if dt == np.float32:
-        return 2e-5, 2e-5
-    return 1e-9, 1e-11
-
-
-def close(got: np.ndarray, want: np.ndarray, dtype=None) -> bool:
-    """Same shape and equal within a tolerance for ``dtype`` (default: want's dtype)."""
-    got = np.asarray(got)
-    want = np.asarray(want)
-    if got.shape != want.shape:
-        return False
-    g = got.astype(np.float64)
-    w = want.astype(np.float64)
-    if not np.array_equal(np.isfinite(g), np.isfinite(w)):
-        return False
-    rtol, atol = tolerance(dtype if dtype is not None else want.dtype)
-    scale = float(np.max(np.abs(w[np.isfinite(w)]), initial=1.0))
-    fin = np.isfinite(w)
-    return bool(np.allclose(g[fin], w[fin], rtol=rtol, atol=atol * scale))
-
-
-def differing_rows(got: np.ndarray, want: np.ndarray, dtype=None, limit: int = 6) -> list:
-    """Indices (over all axes but the last) where got and want differ; both the same shape."""
-    g = np.asarray(got, dtype=np.float64)
-    w = np.asarray(want, dtype=np.float64)
-    if g.ndim == 0:
-        return []
-    rtol, atol = tolerance(dtype if dtype is not None else want.dtype)
-    scale = float(np.max(np.abs(w[np.isfinite(w)]), initial=1.0))
-    bad = ~np.isclose(g, w, rtol=rtol, atol=atol * scale, equal_nan=False)
-    if g.ndim > 1:
-        bad = bad.reshape(-1, g.shape[-1]).any(axis=1).reshape(g.shape[:-1])
-    idx = np.argwhere(bad)
-    rows = [tuple(int(v) for v in row) if len(row) > 1 else int(row[0]) for row in idx[:limit]]
-    return rows
-
-
-def fmt(x, precision: int = 4, limit: int = 8) -> str:
-    """A short readable rendering of a small array for messages."""
-    a = np.asarray(x)
-    if a.size > limit:
-        flat = np.array2string(a.ravel()[:limit], precision=precision, separator=", ")
-        return flat[:-1] + ", ...]"
-    return np.array2string(a, precision=precision, separator=", ").replace("\n", "")
 
 
 # --------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ modified?", also used by the trusted grader on the arguments a kernel hands back
 every result into a plain numpy array, so nothing downstream ever calls a method of a student's
 object (an ``==`` that always says True has nothing to say here).
 
-Both functions must stay self-contained (numpy and the standard library, imported inside):
+These functions must stay self-contained (numpy and the standard library, imported inside):
 ``make grade`` ships their source into the sandboxed kernel (:func:`source`).
 """
 
@@ -28,8 +28,26 @@ def same_array(before, after) -> bool:
     )
 
 
+def graded_args(output) -> tuple:
+    """The positions of the arguments a case grades after the call: ``"return"`` grades none (the
+    return value), ``("arg", i)`` grades argument i, ``("args", (i, j, ...))`` grades several (an
+    in-place API that changes more than one array). Any other argument that changes counts as
+    modified."""
+    if output == "return":
+        return ()
+    kind, where = output[0], output[1]
+    if kind == "arg":
+        return (int(where),)
+    if kind == "args":
+        return tuple(int(i) for i in where)
+    raise ValueError(f"unknown output kind {kind!r}")
+
+
 def call(fn, args, kwargs, output="return"):
-    """Call ``fn`` on copies of the inputs and describe the result as an Outcome-like dict."""
+    """Call ``fn`` on copies of the inputs and describe the result as an Outcome-like dict.
+
+    ``values`` holds the return value's elements, or the graded arguments after the call, in the
+    order :func:`graded_args` gives them."""
     import copy as _copy
 
     import numpy as _np
@@ -76,18 +94,18 @@ def call(fn, args, kwargs, output="return"):
         out["error_type"] = type(exc).__name__
         out["error"] = str(exc)[:500]
         return out
+    graded = graded_args(output)
     for i, (before, after) in enumerate(zip(snapshot, call_args, strict=True)):
-        if output != "return" and output[1] == i:
+        if i in graded:
             continue
         if isinstance(before, _np.ndarray) and not same_array(before, after):
             out["modified"].append(i)
+    out["returned_none"] = result is None
     if output == "return":
-        out["returned_none"] = result is None
         items = list(result) if isinstance(result, (tuple, list)) else [result]
         out["is_tuple"] = isinstance(result, (tuple, list))
     else:
-        out["returned_none"] = result is None
-        items = [call_args[output[1]]]
+        items = [call_args[i] for i in graded]
     try:
         for item in items:
             out["types"].append(_type_name(item))
@@ -101,5 +119,6 @@ def call(fn, args, kwargs, output="return"):
 
 
 def source() -> str:
-    """The source text shipped into the kernel: same_array and call, verbatim."""
-    return inspect.getsource(same_array) + "\n\n" + inspect.getsource(call)
+    """The source text shipped into the kernel: same_array, graded_args and call, verbatim."""
+    parts = (same_array, graded_args, call)
+    return "\n\n".join(inspect.getsource(f) for f in parts)

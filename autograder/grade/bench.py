@@ -53,13 +53,7 @@ def _course(tmp: Path, assignment: str, n: int) -> tuple[Path, Path]:
     course = tmp / "course"
     (course / "solutions").mkdir(parents=True)
     shutil.copytree(SOLUTIONS / assignment, course / "solutions" / assignment)
-    (course / "nbgrader_config.py").write_text(
-        "c = get_config()  # noqa: F821\n"
-        f"load_subconfig({str(ROOT / 'nbgrader_config.py')!r})  # noqa: F821\n"
-        f"c.CourseDirectory.root = {str(course)!r}\n"
-        f"c.CourseDirectory.db_url = {'sqlite:///' + str(course / 'grading' / 'gradebook.db')!r}\n",
-        encoding="utf-8",
-    )
+    (course / "nbgrader_config.py").write_text(nb.temporary_course_config(course), encoding="utf-8")
     notebook = samples.build(assignment, {})
     submitted = course / "grading" / "submitted"
     for i in range(n):

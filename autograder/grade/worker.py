@@ -22,6 +22,7 @@ import time
 import traceback
 
 from .. import nb
+from ..release import history
 from .assignment import AssignmentInfo, assignment_info
 from .feedback import write_outputs
 from .results import BAD, ERROR, Job, SubmissionResult, TestResult
@@ -35,6 +36,9 @@ def _stamp(result: SubmissionResult, notebook: dict, info: AssignmentInfo) -> No
     stamp = (notebook.get("metadata") or {}).get("course")
     result.release = nb.stamp_label(stamp)
     result.stale = stamp != info.stamp
+    if result.stale:
+        current = {"functions": info.answer_ids, "tests": [gid for gid, _ in info.tests]}
+        result.notes.append(history.describe(info.name, result.release, current))
 
 
 def _grade_notebook(run: Run, result: SubmissionResult, info: AssignmentInfo) -> None:
@@ -47,7 +51,7 @@ def _grade_notebook(run: Run, result: SubmissionResult, info: AssignmentInfo) ->
         result.tests.append(
             TestResult(gid, fn, float(pts), float(pts) if passed else 0.0, passed, message)
         )
-    result.notes = run.notes
+    result.notes = [*result.notes, *run.notes]
     if run.fatal:
         result.status, result.reason = BAD, run.fatal
 

@@ -21,7 +21,7 @@ from .cells import (
     test_cells,
 )
 from .io import dumps, read, strip_outputs, write
-from .runner import NbgraderError, run_nbgrader
+from .runner import NbgraderError, run_nbgrader, temporary_course_config
 from .stamp import release_stamp, source_sha256, stamp_label
 
 __all__ = [
@@ -45,6 +45,7 @@ __all__ = [
     "strip_hidden",
     "strip_markers",
     "strip_outputs",
+    "temporary_course_config",
     "test_cells",
     "write",
 ]

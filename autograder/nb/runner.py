@@ -29,3 +29,15 @@ def run_nbgrader(
             f"nbgrader {' '.join(args)} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
         )
     return proc
+
+
+def temporary_course_config(course: Path) -> str:
+    """The nbgrader_config.py of a temporary course at ``course``: this course's settings, with
+    the course root and the gradebook moved there (benchmarks and tests grade in such copies)."""
+    db = "sqlite:///" + str(course / "grading" / "gradebook.db")
+    return (
+        "c = get_config()  # noqa: F821\n"
+        f"load_subconfig({str(ROOT / 'nbgrader_config.py')!r})  # noqa: F821\n"
+        f"c.CourseDirectory.root = {str(course)!r}\n"
+        f"c.CourseDirectory.db_url = {db!r}\n"
+    )

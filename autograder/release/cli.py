@@ -11,7 +11,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..course import EXERCISES, ROOT
+from ..course import EXERCISES, ROOT, assignments
+from . import history
 from .generate import generate
 from .solutions import release_solutions
 from .student import student_repo
@@ -36,4 +37,7 @@ def main(argv=None) -> int:
         return 0
     for path in generate(args.out.resolve(), args.assignments or None):
         print("released", path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
+    if args.out.resolve() == EXERCISES.resolve():  # a real release, not a test's scratch copy
+        for label in history.record(args.assignments or assignments()):
+            print("new release recorded in", history.HISTORY.relative_to(ROOT), "-", label)
     return 0

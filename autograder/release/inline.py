@@ -18,9 +18,14 @@ import inspect
 INLINE = {
     "envcheck": (["coursekit.envcheck"], "check_environment()"),
     "timing": (["coursekit.timing", "coursekit.bench_ch{chapter}"], "result = timing()"),
+    "gradcheck": (
+        ["coursekit.gradcheck"],
+        'print("gradient-check helpers: rel_error, numerical_grad, cmp")',
+    ),
 }
 HEADS = {
     "envcheck": "# Environment check (generated from coursekit/envcheck.py by `make release`).",
+    "gradcheck": "# Gradient-check helpers (generated from {files} by `make release`).",
     "timing": (
         "# Timing on your machine (generated from {files} by `make release`).\n"
         "# It uses your GPU when torch sees one (CUDA, or MPS on Apple), else the CPU,\n"

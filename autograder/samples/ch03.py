@@ -7,182 +7,294 @@ list the test cells they must fail and a phrase the feedback must contain.
 from . import Mistake
 
 ALL = {
-    "test_update_in_place",
-    "test_update_distinct",
-    "test_update_repeated",
-    "test_update_batch_shapes",
-    "test_update_edge_cases",
-    "test_update_float32_and_inputs",
+    "test_adam_in_place",
+    "test_adam_first_step",
+    "test_adam_repeated",
+    "test_adam_lazy",
+    "test_adam_bias_and_eps",
+    "test_adam_shapes_and_edges",
+    "test_adam_float32_and_inputs",
+}
+# Cells with a repeated id in some case, and cells with a case at t > 1.
+REPEATS = {
+    "test_adam_repeated",
+    "test_adam_lazy",
+    "test_adam_shapes_and_edges",
+    "test_adam_float32_and_inputs",
 }
 
+HEAD = """
+import numpy as np
+
+def sparse_adam_step_(E, m, v, ids, grad_out, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
+"""
+
+
+def answer(body: str) -> dict:
+    """A whole answer cell: the usual signature, then ``body`` (indented by 4)."""
+    return {"sparse_adam_step_": HEAD + body}
+
+
+# The update once the touched rows are distinct and g holds one summed gradient per row.
+UPDATE = """
+    b1, b2 = betas
+    m[rows] = b1 * m[rows] + (1 - b1) * g
+    v[rows] = b2 * v[rows] + (1 - b2) * g ** 2
+    alpha = lr * (1 - b2 ** t) ** 0.5 / (1 - b1 ** t)
+    E[rows] -= alpha * m[rows] / (np.sqrt(v[rows]) + eps)
+"""
+
 ALTERNATIVES = {
-    "np.add.at with a negative step": {
-        "sparse_sgd_update_": """
-import numpy as np
-
-def sparse_sgd_update_(E, ids, grad_out, lr):
-    d = E.shape[1]
-    np.add.at(E, np.ravel(ids), -lr * np.reshape(grad_out, (-1, d)))
+    "np.add.at into a dense (V, d) gradient, then the rows that occur": answer(
+        """
+    flat = np.ravel(ids)
+    G = np.zeros_like(E)
+    np.add.at(G, flat, np.reshape(grad_out, (flat.size, E.shape[1])))
+    rows = np.unique(flat)
+    g = G[rows]
 """
-    },
-    "dense gradient by bincount per column, then E -= lr * G": {
-        "sparse_sgd_update_": """
-import numpy as np
-
-def sparse_sgd_update_(E, ids, grad_out, lr):
-    V, d = E.shape
-    flat = np.ravel(ids).astype(np.intp)
-    g = np.reshape(grad_out, (flat.size, d))
-    G = np.stack([np.bincount(flat, weights=g[:, j], minlength=V) for j in range(d)], axis=1)
-    E -= (lr * G).astype(E.dtype)
-"""
-    },
-    "sort + np.add.reduceat, then one write per distinct row": {
-        "sparse_sgd_update_": """
-import numpy as np
-
-def sparse_sgd_update_(E, ids, grad_out, lr):
+        + UPDATE
+    ),
+    "np.unique + bincount per column": answer(
+        """
     flat = np.asarray(ids).reshape(-1)
     if flat.size == 0:
         return
-    g = np.asarray(grad_out).reshape(flat.size, E.shape[1])
+    rows, slot = np.unique(flat, return_inverse=True)
+    gr = np.asarray(grad_out).reshape(flat.size, -1)
+    g = np.stack(
+        [np.bincount(slot.ravel(), weights=gr[:, j], minlength=rows.size) for j in range(gr.shape[1])],
+        axis=1,
+    ).astype(E.dtype)
+"""
+        + UPDATE
+    ),
+    "sort + np.add.reduceat": answer(
+        """
+    flat = np.asarray(ids).reshape(-1)
+    if flat.size == 0:
+        return None
+    gr = np.asarray(grad_out).reshape(flat.size, E.shape[1])
     order = np.argsort(flat, kind="stable")
     s = flat[order]
     starts = np.flatnonzero(np.concatenate(([True], s[1:] != s[:-1])))
-    sums = np.add.reduceat(g[order], starts, axis=0)
-    E[s[starts]] -= lr * sums      # the rows are distinct now, so fancy indexing is safe
+    g = np.add.reduceat(gr[order], starts, axis=0)
+    rows = s[starts]
 """
-    },
-    "np.unique + add.at on the touched rows only": {
-        "sparse_sgd_update_": """
-import numpy as np
-
-def sparse_sgd_update_(E, ids, grad_out, lr):
+        + UPDATE
+    ),
+    "a plain loop over the unique rows, in float64 and written back": answer(
+        """
     flat = np.asarray(ids).reshape(-1)
-    rows, slot = np.unique(flat, return_inverse=True)
-    sums = np.zeros((rows.size, E.shape[1]), dtype=E.dtype)
-    np.add.at(sums, slot.reshape(-1), np.reshape(grad_out, (flat.size, E.shape[1])))
-    E[rows] -= lr * sums
+    gr = np.asarray(grad_out, dtype=np.float64).reshape(flat.size, E.shape[1])
+    b1, b2 = betas
+    alpha = lr * np.sqrt(1 - b2 ** t) / (1 - b1 ** t)
+    for i in set(flat.tolist()):
+        g = gr[flat == i].sum(axis=0)
+        m[i] = b1 * m[i] + (1 - b1) * g
+        v[i] = b2 * v[i] + (1 - b2) * g * g
+        E[i] = E[i] - alpha * m[i] / (np.sqrt(v[i]) + eps)
 """
-    },
-    "a plain loop over positions": {
-        "sparse_sgd_update_": """
-import numpy as np
-
-def sparse_sgd_update_(E, ids, grad_out, lr):
-    ids = np.asarray(ids)
-    for pos in np.ndindex(ids.shape):
-        E[ids[pos]] -= lr * grad_out[pos]
-"""
-    },
-    "one-hot product S^T G": {
-        "sparse_sgd_update_": """
-import numpy as np
-
-def sparse_sgd_update_(E, ids, grad_out, lr):
+    ),
+    "one-hot counts S^T G, then a boolean mask of touched rows": answer(
+        """
     flat = np.asarray(ids).reshape(-1)
     S = (flat[:, None] == np.arange(E.shape[0])).astype(E.dtype)
-    E[...] = E - lr * (S.T @ np.reshape(grad_out, (flat.size, E.shape[1])))
+    G = S.T @ np.reshape(grad_out, (flat.size, E.shape[1]))
+    rows = S.sum(axis=0) > 0
+    g = G[rows]
 """
-    },
+        + UPDATE
+    ),
 }
 
+
+def _mistake(body, fails, says):
+    return Mistake(answer(body), fails=set(fails), says=says)
+
+
 MISTAKES = {
-    "E[ids] -= lr * g (the fancy-indexing trap)": Mistake(
-        {
-            "sparse_sgd_update_": """
-import numpy as np
-
-def sparse_sgd_update_(E, ids, grad_out, lr):
-    E[ids] -= lr * grad_out
-"""
-        },
-        fails={"test_update_repeated"},
-        says="repeated ids overwrote each other instead of accumulating",
+    "one Adam update per occurrence (the trap)": _mistake(
+        """
+    b1, b2 = betas
+    alpha = lr * (1 - b2 ** t) ** 0.5 / (1 - b1 ** t)
+    for i, g in zip(np.ravel(ids), np.reshape(grad_out, (-1, E.shape[1]))):
+        m[i] = b1 * m[i] + (1 - b1) * g
+        v[i] = b2 * v[i] + (1 - b2) * g ** 2
+        E[i] -= alpha * m[i] / (np.sqrt(v[i]) + eps)
+""",
+        REPEATS,
+        "one Adam update per occurrence",
     ),
-    "not in place (E = E - lr * G)": Mistake(
-        {
-            "sparse_sgd_update_": """
-import numpy as np
-
-def sparse_sgd_update_(E, ids, grad_out, lr):
-    G = np.zeros_like(E)
-    np.add.at(G, np.ravel(ids), np.reshape(grad_out, (-1, E.shape[1])))
-    E = E - lr * G
-    return E
+    "m[ids] = ... (one write per repeated id)": _mistake(
+        """
+    rows = np.ravel(ids)
+    g = np.reshape(grad_out, (rows.size, E.shape[1]))
 """
-        },
-        fails=ALL,
-        says="must update the caller's table in place",
+        + UPDATE,
+        REPEATS,
+        "only one occurrence of a repeated id reached m and v",
     ),
-    "returns the table instead of None": Mistake(
-        {
-            "sparse_sgd_update_": """
-import numpy as np
-
-def sparse_sgd_update_(E, ids, grad_out, lr):
-    np.subtract.at(E, np.ravel(ids), lr * np.reshape(grad_out, (-1, E.shape[1])))
-    return E
-"""
-        },
-        fails={"test_update_in_place"},
-        says="it should return None",
-    ),
-    "repeated ids averaged": Mistake(
-        {
-            "sparse_sgd_update_": """
-import numpy as np
-
-def sparse_sgd_update_(E, ids, grad_out, lr):
+    "dense Adam (every row's moments decay)": _mistake(
+        """
     flat = np.ravel(ids)
-    rows, slot, counts = np.unique(flat, return_inverse=True, return_counts=True)
-    sums = np.zeros((rows.size, E.shape[1]))
-    np.add.at(sums, slot.ravel(), np.reshape(grad_out, (-1, E.shape[1])))
-    E[rows] -= lr * sums / counts[:, None]
-"""
-        },
-        fails={"test_update_repeated"},
-        says="averaged instead of summed",
+    if flat.size == 0:
+        return
+    G = np.zeros_like(E)
+    np.add.at(G, flat, np.reshape(grad_out, (flat.size, E.shape[1])))
+    b1, b2 = betas
+    m[:] = b1 * m + (1 - b1) * G
+    v[:] = b2 * v + (1 - b2) * G ** 2
+    E -= lr * (1 - b2 ** t) ** 0.5 / (1 - b1 ** t) * m / (np.sqrt(v) + eps)
+""",
+        ALL - {"test_adam_first_step"},
+        "SparseAdam is lazy",
     ),
-    "gradient ascent (wrong sign)": Mistake(
-        {
-            "sparse_sgd_update_": """
-import numpy as np
-
-def sparse_sgd_update_(E, ids, grad_out, lr):
-    np.add.at(E, np.ravel(ids), lr * np.reshape(grad_out, (-1, E.shape[1])))
-"""
-        },
-        fails=ALL,
-        says="moved uphill",
+    "no bias correction": _mistake(
+        """
+    flat = np.ravel(ids)
+    rows, slot = np.unique(flat, return_inverse=True)
+    g = np.zeros((rows.size, E.shape[1]), dtype=E.dtype)
+    np.add.at(g, slot.ravel(), np.reshape(grad_out, (flat.size, E.shape[1])))
+    b1, b2 = betas
+    m[rows] = b1 * m[rows] + (1 - b1) * g
+    v[rows] = b2 * v[rows] + (1 - b2) * g ** 2
+    E[rows] -= lr * m[rows] / (np.sqrt(v[rows]) + eps)
+""",
+        ALL,
+        "the bias correction is missing",
     ),
-    "scales grad_out in place": Mistake(
-        {
-            "sparse_sgd_update_": """
-import numpy as np
-
-def sparse_sgd_update_(E, ids, grad_out, lr):
-    grad_out *= lr                     # changes the caller's gradients
-    np.subtract.at(E, np.ravel(ids), np.reshape(grad_out, (-1, E.shape[1])))
-"""
-        },
-        fails=ALL,
-        says="modified its input (grad_out)",
+    "eps inside the square root": _mistake(
+        """
+    flat = np.ravel(ids)
+    rows, slot = np.unique(flat, return_inverse=True)
+    g = np.zeros((rows.size, E.shape[1]), dtype=E.dtype)
+    np.add.at(g, slot.ravel(), np.reshape(grad_out, (flat.size, E.shape[1])))
+    b1, b2 = betas
+    m[rows] = b1 * m[rows] + (1 - b1) * g
+    v[rows] = b2 * v[rows] + (1 - b2) * g ** 2
+    E[rows] -= lr * (1 - b2 ** t) ** 0.5 / (1 - b1 ** t) * m[rows] / np.sqrt(v[rows] + eps)
+""",
+        ALL - {"test_adam_shapes_and_edges"},  # sqrt(v + eps) - sqrt(v) is visible when v is small
+        "eps went inside the square root",
     ),
-    "works only for 1-D ids": Mistake(
-        {
-            "sparse_sgd_update_": """
-import numpy as np
-
-def sparse_sgd_update_(E, ids, grad_out, lr):
-    for n in range(len(ids)):
-        E[ids[n]] -= lr * grad_out[n]
+    "eps bias-corrected (torch.optim.Adam's form)": _mistake(
+        """
+    flat = np.ravel(ids)
+    rows, slot = np.unique(flat, return_inverse=True)
+    g = np.zeros((rows.size, E.shape[1]), dtype=E.dtype)
+    np.add.at(g, slot.ravel(), np.reshape(grad_out, (flat.size, E.shape[1])))
+    b1, b2 = betas
+    m[rows] = b1 * m[rows] + (1 - b1) * g
+    v[rows] = b2 * v[rows] + (1 - b2) * g ** 2
+    m_hat = m[rows] / (1 - b1 ** t)
+    v_hat = v[rows] / (1 - b2 ** t)
+    E[rows] -= lr * m_hat / (np.sqrt(v_hat) + eps)
+""",
+        {"test_adam_bias_and_eps", "test_adam_first_step"},  # first steps with tiny |g| show it
+        "eps was bias-corrected",
+    ),
+    "a step counter per row (a fresh row bias-corrected as at t = 1)": _mistake(
+        """
+    flat = np.ravel(ids)
+    rows, slot = np.unique(flat, return_inverse=True)
+    g = np.zeros((rows.size, E.shape[1]), dtype=E.dtype)
+    np.add.at(g, slot.ravel(), np.reshape(grad_out, (flat.size, E.shape[1])))
+    fresh = ~(m[rows].any(axis=1) | v[rows].any(axis=1))
+    t_row = np.where(fresh, 1, t)[:, None]     # this row's own step number
+    b1, b2 = betas
+    m[rows] = b1 * m[rows] + (1 - b1) * g
+    v[rows] = b2 * v[rows] + (1 - b2) * g ** 2
+    alpha = lr * np.sqrt(1 - b2 ** t_row) / (1 - b1 ** t_row)
+    E[rows] -= alpha * m[rows] / (np.sqrt(v[rows]) + eps)
+""",
+        {"test_adam_repeated", "test_adam_lazy", "test_adam_bias_and_eps"},
+        "one step counter per table",
+    ),
+    "not in place (E = E - ...)": _mistake(
+        """
+    flat = np.ravel(ids)
+    rows, slot = np.unique(flat, return_inverse=True)
+    g = np.zeros((rows.size, E.shape[1]), dtype=E.dtype)
+    np.add.at(g, slot.ravel(), np.reshape(grad_out, (flat.size, E.shape[1])))
+    b1, b2 = betas
+    m[rows] = b1 * m[rows] + (1 - b1) * g
+    v[rows] = b2 * v[rows] + (1 - b2) * g ** 2
+    step = np.zeros_like(E)
+    step[rows] = lr * (1 - b2 ** t) ** 0.5 / (1 - b1 ** t) * m[rows] / (np.sqrt(v[rows]) + eps)
+    E = E - step
+    return E
+""",
+        ALL,
+        "the caller's arrays did not change",
+    ),
+    "returns E instead of None": _mistake(
+        """
+    flat = np.ravel(ids)
+    rows, slot = np.unique(flat, return_inverse=True)
+    g = np.zeros((rows.size, E.shape[1]), dtype=E.dtype)
+    np.add.at(g, slot.ravel(), np.reshape(grad_out, (flat.size, E.shape[1])))
 """
-        },
-        fails={"test_update_repeated", "test_update_batch_shapes"},
-        says="it works only for 1-D ids",
+        + UPDATE
+        + "    return E\n",
+        {"test_adam_in_place"},
+        "it should return None",
+    ),
+    "t off by one (t + 1)": _mistake(
+        """
+    t = t + 1                                  # "the next step"
+    flat = np.ravel(ids)
+    rows, slot = np.unique(flat, return_inverse=True)
+    g = np.zeros((rows.size, E.shape[1]), dtype=E.dtype)
+    np.add.at(g, slot.ravel(), np.reshape(grad_out, (flat.size, E.shape[1])))
+"""
+        + UPDATE,
+        ALL,
+        "the step number is off by one (t + 1 used)",
+    ),
+    "t off by one (t - 1)": _mistake(
+        """
+    t = t - 1                                  # "steps taken before this one"
+    flat = np.ravel(ids)
+    rows, slot = np.unique(flat, return_inverse=True)
+    g = np.zeros((rows.size, E.shape[1]), dtype=E.dtype)
+    np.add.at(g, slot.ravel(), np.reshape(grad_out, (flat.size, E.shape[1])))
+"""
+        + UPDATE,
+        ALL,
+        "off by one",
+    ),
+    "float32 arrays upcast to float64 copies": _mistake(
+        """
+    E, m, v = (np.asarray(a, dtype=np.float64) for a in (E, m, v))
+    flat = np.ravel(ids)
+    rows, slot = np.unique(flat, return_inverse=True)
+    g = np.zeros((rows.size, E.shape[1]))
+    np.add.at(g, slot.ravel(), np.reshape(grad_out, (flat.size, E.shape[1])))
+"""
+        + UPDATE,
+        {"test_adam_float32_and_inputs"},
+        "np.asarray(E, dtype=np.float64)",
+    ),
+    "squares grad_out in place": _mistake(
+        """
+    flat = np.ravel(ids)
+    rows, slot = np.unique(flat, return_inverse=True)
+    gr = np.reshape(grad_out, (flat.size, E.shape[1]))
+    g = np.zeros((rows.size, E.shape[1]), dtype=E.dtype)
+    np.add.at(g, slot.ravel(), gr)
+    b1, b2 = betas
+    m[rows] = b1 * m[rows] + (1 - b1) * g
+    gr **= 2                                   # changes the caller's gradients
+    g2 = np.zeros_like(g)
+    np.add.at(g2, slot.ravel(), gr)
+    v[rows] = b2 * v[rows] + (1 - b2) * g2
+    E[rows] -= lr * (1 - b2 ** t) ** 0.5 / (1 - b1 ** t) * m[rows] / (np.sqrt(v[rows]) + eps)
+""",
+        ALL,
+        "modified its input (grad_out)",
     ),
 }
 
 # The mistake used for the demo submission and the end-to-end grading test.
-DEMO_MISTAKE = "E[ids] -= lr * g (the fancy-indexing trap)"
+DEMO_MISTAKE = "one Adam update per occurrence (the trap)"
