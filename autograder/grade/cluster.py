@@ -260,8 +260,9 @@ class Batch:
                 self._record(grade(job, self.settings), "client")
                 continue
             key = f"grade-{job.index}-{uuid.uuid4().hex[:8]}"
+            more = len(todo) >= self.s.tally.threads  # else the last ones: no spare after it
             fut = self.s.client.submit(
-                grade_remote, replace(job, path=None), raw, self.plugin, key=key, pure=False
+                grade_remote, replace(job, path=None), raw, self.plugin, more, key=key, pure=False
             )
             self.inflight[key] = job
             self.ac.add(fut)

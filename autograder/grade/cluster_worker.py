@@ -135,12 +135,12 @@ class GraderPlugin(WorkerPlugin):
         if self.root is not None:
             shutil.rmtree(self.root, ignore_errors=True)
 
-    def grade(self, job: Job, raw: bytes) -> Remote:
+    def grade(self, job: Job, raw: bytes, more: bool = True) -> Remote:
         if self.refused:
             raise CourseMismatch(self.refused)
-        return self.thread.submit(self._grade_here, job, raw).result()
+        return self.thread.submit(self._grade_here, job, raw, more).result()
 
-    def _grade_here(self, job: Job, raw: bytes) -> Remote:
+    def _grade_here(self, job: Job, raw: bytes, more: bool) -> Remote:
         """On the grading thread: grade in a private folder, read the two files back."""
         out = Path(tempfile.mkdtemp(prefix="out-", dir=self.root))
         a = job.assignment
@@ -153,7 +153,7 @@ class GraderPlugin(WorkerPlugin):
             feedback = _read(out / "feedback" / job.student / a / f"{a}.html")
         finally:
             shutil.rmtree(out, ignore_errors=True)
-        if not kernels.has_spare():
+        if more and not kernels.has_spare():  # the next submission's kernel boots now
             kernels.launch_spare(self.settings)
         return Remote(result, graded, feedback, self.address)
 
@@ -162,10 +162,11 @@ def _read(path: Path) -> bytes | None:
     return path.read_bytes() if path.is_file() else None
 
 
-def grade_remote(job: Job, raw: bytes, plugin_name: str) -> Remote:
-    """The Dask task: grade one submission's bytes with this worker's grader plugin."""
+def grade_remote(job: Job, raw: bytes, plugin_name: str, more: bool = True) -> Remote:
+    """The Dask task: grade one submission's bytes with this worker's grader plugin; ``more``:
+    other submissions are likely to follow on this worker (launch a spare kernel after it)."""
     worker = get_worker()
     plugin = worker.plugins.get(plugin_name)
     if plugin is None:
         raise RuntimeError(f"worker {worker.address} has no grader plugin {plugin_name}")
-    return plugin.grade(job, raw)
+    return plugin.grade(job, raw, more)
