@@ -345,6 +345,10 @@ def test_plain_tcp_to_a_public_address_is_refused(batch, tmp_path):
     assert proc.returncode == 2, proc.stderr
     assert "public address" in proc.stderr and "tls://" in proc.stderr
     assert not (tmp_path / "g" / "test_report.csv").exists()
+    cmd = [DASK, "worker", "tcp://8.8.8.8:8786", "--nthreads", "1", "--no-nanny"]
+    cmd += ["--preload", "autograder.grade.cluster_worker"]
+    worker = subprocess.run(cmd, cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=120)
+    assert worker.returncode != 0 and "public address" in worker.stderr, worker.stderr[-2000:]
 
 
 def test_a_worker_without_its_sandbox_refuses_to_serve(tmp_path):
