@@ -87,11 +87,6 @@ class KernelError(RuntimeError):
 # ------------------------------------------------------------------------------------------
 # Probing
 # ------------------------------------------------------------------------------------------
-def venv_root() -> Path:
-    """The Python environment the kernel runs in (the course venv)."""
-    return Path(sys.prefix).resolve()
-
-
 def hidden_dirs() -> list[Path]:
     """Folders the kernel must not see: the course (solutions/, autograder/, grading/) and the
     home folder (it may hold other copies of the course, or secrets a student could print)."""
