@@ -1,0 +1,196 @@
+"""Sample answers for the capstone: correct alternatives (full credit) and classic mistakes.
+
+The train_step_ answer cell also holds the given model_grads, so every sample of it starts with
+that function as the release shows it (:data:`GIVEN`), then the student's train_step_.
+"""
+
+from ..checks import reference
+from . import Mistake
+
+A = "08_capstone"
+TRAIN = {"test_train_step_loss", "test_train_step_update", "test_train_step_repeated"}
+ARRAYS = {"test_train_step_update", "test_train_step_repeated"}
+
+
+def _given() -> str:
+    """model_grads, exactly as the answer cell gives it (everything before def train_step_)."""
+    text = reference.sources(A)["train_step_"]
+    return text[: text.index("def train_step_(")]
+
+
+HEAD = """
+def train_step_(E, m, v, params, X, Y, t, lr=1e-2):
+"""
+
+
+def answer(body: str) -> dict:
+    """A whole train_step_ answer cell: the given model_grads, the signature, then ``body``."""
+    return {"train_step_": _given() + HEAD + body}
+
+
+ALTERNATIVES = {
+    "sparse_adam_step_ on the raw ids (it coalesces repeated ids itself)": answer(
+        """
+    H = embedding_forward(E, X)
+    loss, G = model_grads(H, params, X, Y)
+    sparse_adam_step_(E, m, v, X, G, t, lr)
+    return loss
+"""
+    ),
+    "the touched rows from a boolean mask of dE's nonzero counts": answer(
+        """
+    loss, G = model_grads(embedding_forward(E, X), params, X, Y)
+    dE = embedding_backward(X, G, E.shape[0])
+    touched = np.bincount(X.ravel(), minlength=E.shape[0]) > 0
+    rows = np.flatnonzero(touched)
+    sparse_adam_step_(E, m, v, rows, dE[rows], t, lr=lr, betas=(0.9, 0.999), eps=1e-8)
+    return float(loss)
+"""
+    ),
+    "a loop over the distinct ids, one call each": answer(
+        """
+    H = embedding_forward(E, X)
+    loss, G = model_grads(H, params, X, Y)
+    dE = embedding_backward(X, G, E.shape[0])
+    for i in sorted(set(X.ravel().tolist())):
+        sparse_adam_step_(E, m, v, np.array([i]), dE[i : i + 1], t, lr)
+    return loss
+"""
+    ),
+}
+
+
+def _mistake(body, fails, says, extra=None):
+    return Mistake({**answer(body), **(extra or {})}, fails=set(fails), says=says)
+
+
+MISTAKES = {
+    "one Adam update per occurrence (the trap)": _mistake(
+        """
+    loss, G = model_grads(embedding_forward(E, X), params, X, Y)
+    flat, Gf = X.reshape(-1), G.reshape(X.size, -1)
+    for n in range(flat.size):
+        sparse_adam_step_(E, m, v, flat[n : n + 1], Gf[n : n + 1], t, lr)
+    return loss
+""",
+        {"test_train_step_update", "test_train_step_repeated"},
+        "one Adam update per occurrence",
+    ),
+    "dE[X] += G instead of embedding_backward": _mistake(
+        """
+    loss, G = model_grads(embedding_forward(E, X), params, X, Y)
+    dE = np.zeros_like(E)
+    dE[X.reshape(-1)] += G.reshape(X.size, -1)
+    rows = np.unique(X)
+    sparse_adam_step_(E, m, v, rows, dE[rows], t, lr)
+    return loss
+""",
+        {"test_train_step_update", "test_train_step_repeated"},
+        "only one occurrence of a repeated id reached",
+    ),
+    "every row updated (the whole dE to sparse_adam_step_)": _mistake(
+        """
+    loss, G = model_grads(embedding_forward(E, X), params, X, Y)
+    dE = embedding_backward(X, G, E.shape[0])
+    sparse_adam_step_(E, m, v, np.arange(E.shape[0]), dE, t, lr)
+    return loss
+""",
+        {"test_train_step_update", "test_train_step_repeated"},
+        "rows that X does not touch changed",
+    ),
+    "t not passed on (always 1)": _mistake(
+        """
+    loss, G = model_grads(embedding_forward(E, X), params, X, Y)
+    dE = embedding_backward(X, G, E.shape[0])
+    rows = np.unique(X)
+    sparse_adam_step_(E, m, v, rows, dE[rows], 1, lr)
+    return loss
+""",
+        {"test_train_step_update", "test_train_step_repeated"},
+        "the step number was not passed on",
+    ),
+    "lr not passed on (sparse_adam_step_'s default)": _mistake(
+        """
+    loss, G = model_grads(embedding_forward(E, X), params, X, Y)
+    dE = embedding_backward(X, G, E.shape[0])
+    rows = np.unique(X)
+    sparse_adam_step_(E, m, v, rows, dE[rows], t)
+    return loss
+""",
+        {"test_train_step_update", "test_train_step_repeated"},
+        "the learning rate was not passed on",
+    ),
+    "returns the loss after the update": _mistake(
+        """
+    loss, G = model_grads(embedding_forward(E, X), params, X, Y)
+    dE = embedding_backward(X, G, E.shape[0])
+    rows = np.unique(X)
+    sparse_adam_step_(E, m, v, rows, dE[rows], t, lr)
+    return model_grads(embedding_forward(E, X), params, X, Y)[0]
+""",
+        {"test_train_step_loss"},
+        "returned the loss after the update",
+    ),
+    "forgets to return the loss": _mistake(
+        """
+    loss, G = model_grads(embedding_forward(E, X), params, X, Y)
+    dE = embedding_backward(X, G, E.shape[0])
+    rows = np.unique(X)
+    sparse_adam_step_(E, m, v, rows, dE[rows], t, lr)
+""",
+        {"test_train_step_loss"},
+        "Did you forget the return statement",
+    ),
+    "works on copies (E = E.copy())": _mistake(
+        """
+    E, m, v = E.copy(), m.copy(), v.copy()
+    loss, G = model_grads(embedding_forward(E, X), params, X, Y)
+    dE = embedding_backward(X, G, E.shape[0])
+    rows = np.unique(X)
+    sparse_adam_step_(E, m, v, rows, dE[rows], t, lr)
+    return loss
+""",
+        ARRAYS,
+        "did not change",
+    ),
+    "exercise 2's trap (dE[ids] += g) pasted into embedding_backward": Mistake(
+        {
+            "embedding_backward": """
+import numpy as np
+
+def embedding_backward(ids, grad_out, V, padding_idx=None):
+    ids = np.asarray(ids).reshape(-1)
+    g = np.asarray(grad_out).reshape(ids.size, -1)
+    dE = np.zeros((V, g.shape[1]), dtype=g.dtype)
+    dE[ids] += g
+    if padding_idx is not None:
+        dE[padding_idx] = 0
+    return dE
+"""
+        },
+        fails={"test_backward", "test_train_step_update", "test_train_step_repeated"},
+        says="repeated ids overwrote each other",
+    ),
+    "exercise 3's trap (one update per occurrence) pasted into sparse_adam_step_": Mistake(
+        {
+            "sparse_adam_step_": """
+import numpy as np
+
+def sparse_adam_step_(E, m, v, ids, grad_out, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
+    b1, b2 = betas
+    alpha = lr * (1 - b2 ** t) ** 0.5 / (1 - b1 ** t)
+    for i, g in zip(np.ravel(ids), np.reshape(grad_out, (-1, E.shape[1]))):
+        m[i] = b1 * m[i] + (1 - b1) * g
+        v[i] = b2 * v[i] + (1 - b2) * g ** 2
+        E[i] -= alpha * m[i] / (np.sqrt(v[i]) + eps)
+"""
+        },
+        # train_step_ hands it distinct rows (embedding_backward summed them first): only the
+        # function's own test cell sees the trap
+        fails={"test_adam"},
+        says="one Adam update per occurrence",
+    ),
+}
+
+# The mistake used for the demo submission and the end-to-end grading test.
+DEMO_MISTAKE = "one Adam update per occurrence (the trap)"
