@@ -1,0 +1,92 @@
+"""The capstone: the reference numpy training step of the table equals PyTorch's.
+
+PyTorch's side is the real-data model of coursekit/realdata.py: an ``nn.Embedding(sparse=True)``
+looks the rows up, ``realdata.logits`` runs the layers after the lookup (fixed, as in the
+exercise), autograd computes the sparse gradient of the table and ``torch.optim.SparseAdam``
+updates it. The reference ``train_step_`` (its own lookup, the given ``model_grads``, its own
+backward and lazy sparse Adam) must give the same losses, the same table and the same moments
+after every one of several steps, in float64, including batches where one id repeats a lot.
+Grading never imports torch: this file is where the capstone is pinned to PyTorch.
+"""
+
+import numpy as np
+import pytest
+import torch
+
+from autograder.checks import ch08, reference
+from coursekit import realdata
+
+REF = reference.load("08_capstone")
+
+
+def torch_run(E, params, batches, lr):
+    """Losses, the final table and SparseAdam's (exp_avg, exp_avg_sq), float64."""
+    layer = torch.nn.Embedding.from_pretrained(
+        torch.from_numpy(E.copy()), freeze=False, sparse=True
+    )
+    opt = torch.optim.SparseAdam(layer.parameters(), lr=lr)
+    p = {k: torch.from_numpy(a) for k, a in params.items()}
+    losses = []
+    for X, Y in batches:
+        X, Y = torch.from_numpy(X), torch.from_numpy(Y)
+        out = torch.nn.functional.cross_entropy(realdata.logits(p, X, H=layer(X)), Y)
+        opt.zero_grad()
+        out.backward()
+        opt.step()
+        losses.append(out.item())
+    st = opt.state[layer.weight]
+    return losses, layer.weight.detach().numpy(), st["exp_avg"].numpy(), st["exp_avg_sq"].numpy()
+
+
+def numpy_run(E, params, batches, lr):
+    E = E.copy()
+    m, v = np.zeros_like(E), np.zeros_like(E)
+    losses = [REF.train_step_(E, m, v, params, X, Y, t, lr) for t, (X, Y) in enumerate(batches, 1)]
+    return losses, E, m, v
+
+
+def _batches(V, seed, steps=6, B=16, repeated=False):
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(steps):
+        X = rng.integers(0, V, size=(B, 3))
+        if repeated:
+            X[: B // 2] = 0  # word starts: the boundary token fills the context
+        out.append((X.astype(np.int64), rng.integers(0, V, size=B).astype(np.int64)))
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("repeated", [False, True])
+def test_reference_train_steps_equal_nn_embedding_with_sparse_adam(seed, repeated):
+    V, d = 27, 4
+    E, params = ch08.model(V, d, 900 + seed, hidden=8)
+    batches = _batches(V, 910 + seed, repeated=repeated)
+    ours, theirs = numpy_run(E, params, batches, 0.05), torch_run(E, params, batches, 0.05)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-10, atol=1e-12)
+    for a, b in zip(ours[1:], theirs[1:], strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+
+
+def test_model_grads_is_autograd_of_the_layers_after_the_lookup():
+    V, d = 11, 3
+    E, params = ch08.model(V, d, 920, hidden=6)
+    X, Y = _batches(V, 921, steps=1, B=10)[0]
+    H = torch.from_numpy(E[X]).requires_grad_(True)
+    p = {k: torch.from_numpy(a) for k, a in params.items()}
+    out = torch.nn.functional.cross_entropy(
+        realdata.logits(p, torch.from_numpy(X), H=H), torch.from_numpy(Y)
+    )
+    out.backward()
+    loss, G = REF.model_grads(E[X], params, X, Y)
+    assert np.isclose(loss, out.item(), rtol=1e-12)
+    np.testing.assert_allclose(G, H.grad.numpy(), rtol=1e-9, atol=1e-14)
+
+
+def test_untouched_rows_keep_table_and_moments():
+    """A row that never occurs keeps its value and zero moments, as SparseAdam's lazy rule says."""
+    V, d = 27, 4
+    E, params = ch08.model(V, d, 930, hidden=8)
+    batches = [(X % 20, Y) for X, Y in _batches(V, 931)]  # ids 20..26 never occur
+    _, E1, m, v = numpy_run(E, params, batches, 0.05)
+    assert np.array_equal(E1[20:], E[20:]) and not (m[20:].any() or v[20:].any())
