@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import textwrap
 
 # kind -> (the modules pasted, in order; the line that ends the cell). "{chapter}" is the
 # two-digit chapter number from the cell's spec.
@@ -22,10 +23,19 @@ INLINE = {
         ["coursekit.gradcheck"],
         'print("gradient-check helpers: rel_error, numerical_grad, cmp")',
     ),
+    "realdata": (["coursekit.realdata", "coursekit.capstone"], "result = compare(train_step_)"),
 }
+# Kinds whose pasted code imports torch at the top: the cell runs it only outside nbgrader.
+GUARDED = {"realdata"}
+GUARD = 'import os\n\nif os.environ.get("NBGRADER_EXECUTION"):\n    print("skipped while grading")\n    result = None\nelse:\n'
+
 HEADS = {
     "envcheck": "# Environment check (generated from coursekit/envcheck.py by `make release`).",
     "gradcheck": "# Gradient-check helpers (generated from {files} by `make release`).",
+    "realdata": (
+        "# The real-data run (generated from {files} by `make release`).\n"
+        "# It loads the web2 words, needs torch, and does nothing while nbgrader grades."
+    ),
     "timing": (
         "# Timing on your machine (generated from {files} by `make release`).\n"
         "# It uses your GPU when torch sees one (CUDA, or MPS on Apple), else the CPU,\n"
@@ -60,4 +70,7 @@ def inline_cell_source(spec: dict) -> str:
         pasted.append(name)
     files = " and ".join(n.replace(".", "/") + ".py" for n in names)
     head = HEADS[kind].format(files=files)
-    return head + "\n" + "\n\n\n".join(bodies) + "\n\n\n" + last + "\n"
+    body = "\n\n\n".join(bodies) + "\n\n\n" + last + "\n"
+    if kind in GUARDED:
+        body = GUARD + textwrap.indent(body, "    ")
+    return head + "\n" + body
