@@ -8,6 +8,8 @@ the same batches. ``make release`` pastes this module after realdata into the ca
 inside a guard that skips it while nbgrader grades.
 """
 
+import os
+
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
@@ -74,6 +76,9 @@ def plot(yours, theirs, base):
 
 def compare(train_step_, steps=300, batch=256, lr=2e-2):
     """Train the fresh table both ways; print and plot the two loss curves."""
+    if os.environ.get("NBGRADER_EXECUTION"):  # the source notebook's cell, under nbgrader
+        print("skipped while grading")
+        return None
     data = load_data()
     p = pretrained(data)
     order = batches(len(data.Y_train), steps, batch, seed=0)
