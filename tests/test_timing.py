@@ -212,9 +212,9 @@ def _inlined_timing_sources():
                 yield pytest.param(release.inline_cell_source(spec), id=a)
 
 
-@pytest.mark.parametrize("source", list(_inlined_timing_sources()))
-def test_inlined_timing_cell_does_nothing_under_nbgrader_without_importing_torch(source, tmp_path):
-    """The released timing cell is standalone and returns at once while nbgrader grades."""
+def run_cell_under_nbgrader(tmp_path, source: str):
+    """Run an inlined cell's source as a script with NBGRADER_EXECUTION set; the script fails if
+    the cell imported torch, and prints "ok <result>" at the end."""
     script = tmp_path / "cell.py"
     script.write_text(
         source
@@ -230,6 +230,13 @@ def test_inlined_timing_cell_does_nothing_under_nbgrader_without_importing_torch
         timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+@pytest.mark.parametrize("source", list(_inlined_timing_sources()))
+def test_inlined_timing_cell_does_nothing_under_nbgrader_without_importing_torch(source, tmp_path):
+    """The released timing cell is standalone and returns at once while nbgrader grades."""
+    proc = run_cell_under_nbgrader(tmp_path, source)
     assert "skipped" in proc.stdout and "ok None" in proc.stdout
 
 

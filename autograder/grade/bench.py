@@ -35,17 +35,22 @@ from . import gradebook
 from .cli import default_jobs
 
 
-def _run(cmd: list[str], cwd: Path) -> float:
-    env = dict(os.environ)
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+def _subprocess(cmd: list[str], cwd: Path, env: dict | None = None):
+    """(the finished process, seconds from its start to its exit); a failure stops the benchmark."""
+    if env is None:
+        env = dict(os.environ)
+        env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - t0
     if proc.returncode != 0:
-        raise SystemExit(
-            f"{' '.join(cmd[:4])} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-        )
-    return seconds
+        shown = " ".join(a for a in cmd[1:6] if not a.startswith("/"))
+        raise SystemExit(f"{shown} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    return proc, seconds
+
+
+def _run(cmd: list[str], cwd: Path) -> float:
+    return _subprocess(cmd, cwd)[1]
 
 
 def _course(tmp: Path, assignment: str, n: int) -> tuple[Path, Path]:
@@ -105,13 +110,7 @@ def bench(n: int, assignment: str, jobs: int, keep: Path | None = None, extra=()
 
 def _timed(cmd: list[str], env: dict) -> tuple[float, float]:
     """(seconds from start to exit, seconds of the grading phase as the command reports it)."""
-    t0 = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
-    seconds = time.perf_counter() - t0
-    if proc.returncode != 0:
-        raise SystemExit(
-            f"{' '.join(cmd[2:6])} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-        )
+    proc, seconds = _subprocess(cmd, ROOT, env)
     grading = re.search(r"grading ([0-9.]+) s", proc.stdout)
     return seconds, float(grading.group(1)) if grading else float("nan")
 
