@@ -234,14 +234,14 @@ def _b_by_bags(case, want):
 
 
 def _b_overwritten(case, want):
-    """G[ids] += rows with fancy indexing: for a repeated id only its last position counts."""
+    """dE[ids] += rows with fancy indexing: for a repeated id only its last position counts."""
     ids, sizes, bag, q, V, mode, n = _bwd_parts(case)
     if len(np.unique(ids)) == n:
         return None
     rows = q[bag] / (sizes[bag][:, None] if mode == "mean" else 1.0)
-    G = np.zeros((V, q.shape[1]))
-    G[ids] += rows
-    return G
+    dE = np.zeros((V, q.shape[1]))
+    dE[ids] += rows
+    return dE
 
 
 def _b_last_dropped(case, want):
@@ -314,7 +314,7 @@ BWD_MISTAKES = [
     ),
     Mistake(
         "overwritten",
-        "embedding_bag_backward kept only one contribution for a repeated id: G[ids] += rows with "
+        "embedding_bag_backward kept only one contribution for a repeated id: dE[ids] += rows with "
         "repeated ids writes each row once (the last write wins). Every occurrence must add up: "
         "use np.add.at or a loop",
         _b_overwritten,

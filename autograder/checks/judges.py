@@ -1,0 +1,200 @@
+"""Cases, outcomes, judges and mistake models: the public half of the check framework.
+
+A *judge* compares what a student's function produced (an :class:`Outcome`) with what it should
+produce and returns a message, or ``None`` when the case passes; a :class:`Mistake` models what a
+classic wrong answer returns, so that the message can name it.
+
+Public means: ``make release`` pastes this module (with :mod:`.harness`, :mod:`.compare`,
+:mod:`.visible` and the chapter's :mod:`.public` module) into every released notebook, so the
+visible tests judge the same way as the hidden ones. It must therefore never import the
+reference solutions, the hidden cases, or anything outside numpy and the standard library
+(``tests/test_visible.py`` checks that).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .compare import close, differing_rows, expected, fmt
+from .harness import call
+
+
+@dataclass(frozen=True)
+class Case:
+    """One call: ``function(*args, **kwargs)``; ``label`` is what a student reads about it."""
+
+    label: str
+    args: tuple
+    kwargs: dict = field(default_factory=dict)
+    # "return": grade the return value; ("arg", i): grade argument i after the call (in-place API);
+    # ("args", (i, j, ...)): grade several arguments after the call, Outcome.values in that order.
+    output: Any = "return"
+    meta: dict = field(default_factory=dict)  # anything a judge or diagnosis wants to know
+
+
+def named_case(label: str, **args) -> Case:
+    """A case whose positional arguments are named (in order) and also kept in its meta."""
+    return Case(label, tuple(args.values()), meta={"arg_names": list(args), **args})
+
+
+@dataclass
+class Outcome:
+    """What one call produced, with every student object already turned into plain data."""
+
+    values: list = field(default_factory=list)  # plain numpy arrays (a scalar becomes 0-d)
+    types: list = field(default_factory=list)  # type name of each returned element
+    is_tuple: bool = False  # the function returned a tuple or list
+    error_type: str | None = None  # e.g. "ValueError"
+    error: str | None = None  # the exception's message (first 500 characters)
+    modified: list = field(default_factory=list)  # indices of positional args changed by the call
+    returned_none: bool = False
+    conversion_error: str | None = None  # the result could not be read as numbers
+
+    @property
+    def value(self) -> np.ndarray | None:
+        return self.values[0] if self.values else None
+
+    def to_json(self) -> dict:
+        d = dataclasses.asdict(self)
+        d.pop("values")
+        return d
+
+
+def outcome_of(fn, case: Case) -> Outcome:
+    """Run :func:`call` in this process and wrap the result."""
+    return Outcome(**call(fn, case.args, case.kwargs, case.output))
+
+
+# --------------------------------------------------------------------------------------------
+# Judges
+# --------------------------------------------------------------------------------------------
+Judge = Callable[[Case, Outcome, Outcome], "str | None"]
+
+
+def common_problems(case: Case, got: Outcome, want: Outcome, fname: str) -> str | None:
+    """Problems every check reports the same way: exceptions, stubs, None, modified inputs."""
+    if got.error_type == "NotImplementedError":
+        return f"{fname} still raises NotImplementedError: replace the stub with your code."
+    if want.error_type is not None:
+        if got.error_type is None:
+            return f"{fname} should raise {want.error_type} for {case.label}, but it returned."
+        if got.error_type != want.error_type:
+            return f"{fname} raised {got.error_type} for {case.label}; expected {want.error_type}."
+        return None
+    if got.error_type is not None:
+        return f"{fname} raised {got.error_type} for {case.label}: {got.error}"
+    if got.modified:
+        names = case.meta.get("arg_names")
+        which = ", ".join(names[i] if names else f"argument {i}" for i in got.modified)
+        return (
+            f"{fname} modified its input ({which}) for {case.label}. Work on a copy or build a "
+            "new array: callers do not expect their inputs to change."
+        )
+    if got.conversion_error is not None:
+        return f"{fname} returned something that is not numbers for {case.label}: {got.conversion_error}"
+    if case.output == "return" and got.returned_none and not want.returned_none:
+        return f"{fname} returned None for {case.label}. Did you forget the return statement?"
+    return None
+
+
+def one_array_problems(case: Case, got: Outcome, want: Outcome, fname: str) -> str | None:
+    """common_problems, then: the function must return exactly one array."""
+    problem = common_problems(case, got, want, fname)
+    if problem or want.error_type is not None:
+        return problem
+    if got.value is None or got.is_tuple:
+        return f"{fname} should return one array for {case.label}, got a {', '.join(got.types)}."
+    return None
+
+
+@dataclass
+class Mistake:
+    """A classic wrong answer: ``model(case, want_value)`` gives what that mistake returns."""
+
+    name: str
+    message: str
+    model: Callable[[Case, np.ndarray], np.ndarray | None]
+
+
+def array_judge(
+    fname: str,
+    *,
+    check_dtype: bool = True,
+    mistakes: Sequence[Mistake] = (),
+    row_word: str = "row",
+) -> Judge:
+    """Judge a function that returns one array: shape, then dtype, then values."""
+
+    def judge(case: Case, got: Outcome, want: Outcome) -> str | None:
+        problem = one_array_problems(case, got, want, fname)
+        if problem or want.error_type is not None:
+            return problem
+        g, w = got.value, want.value
+        if g.shape != w.shape:
+            hint = ""
+            if g.ndim == w.ndim and g.shape == w.shape[::-1] and g.ndim == 2:
+                hint = " It looks transposed."
+            for m in mistakes:
+                alt = m.model(case, w)
+                if alt is not None and np.shape(alt) == g.shape and close(g, alt, w.dtype):
+                    return f"{m.message} (for {case.label})"
+            return f"{fname} returned shape {g.shape} for {case.label}; expected {w.shape}.{hint}"
+        if close(g, w, w.dtype):
+            if check_dtype and g.dtype != w.dtype:
+                return (
+                    f"{fname} returned {g.dtype} for {case.label}; expected {w.dtype}. "
+                    "Keep the dtype of the input (do not convert float32 to float64)."
+                )
+            return None
+        for m in mistakes:
+            alt = m.model(case, w)
+            if alt is not None and np.shape(alt) == g.shape and close(g, alt, w.dtype):
+                return f"{m.message} (for {case.label})"
+        if not np.all(np.isfinite(g.astype(np.float64))) and np.all(np.isfinite(w)):
+            return f"{fname} returned NaN or inf for {case.label}; the expected values are finite."
+        rows = differing_rows(g, w, w.dtype)
+        if rows:
+            first = rows[0]
+            return (
+                f"{fname} returned wrong values for {case.label} at {row_word}s {rows}: "
+                f"{row_word} {first} is {fmt(g[first])}{expected(case, fmt(w[first]), ', expected ')}."
+            )
+        return f"{fname} returned {fmt(g)} for {case.label}{expected(case, fmt(w))}, which is not right."
+
+    return judge
+
+
+def shape_judge(
+    fname: str, mistakes: Sequence[Mistake] = (), *, match_values: bool = False, expected: str = ""
+) -> Judge:
+    """Judge only the shape of a function that returns one array (a "shape" test cell).
+
+    A classic mistake whose output has the student's shape (and, with match_values, the
+    student's values) is named; ``expected`` prefixes the expected shape in the message, e.g.
+    "(V, d) = ".
+    """
+
+    def judge(case: Case, got: Outcome, want: Outcome) -> str | None:
+        problem = one_array_problems(case, got, want, fname)
+        if problem or want.error_type is not None:
+            return problem
+        g, w = got.value, want.value
+        if g.shape == w.shape:
+            return None
+        for m in mistakes:
+            alt = m.model(case, w)
+            if (
+                alt is not None
+                and np.shape(alt) == g.shape
+                and (not match_values or close(g, alt, w.dtype))
+            ):
+                return f"{m.message} (for {case.label})"
+        hint = " It looks transposed." if g.ndim == 2 and g.shape == w.shape[::-1] else ""
+        return f"{fname} returned shape {g.shape} for {case.label}; expected {expected}{w.shape}.{hint}"
+
+    return judge

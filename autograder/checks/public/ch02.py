@@ -1,0 +1,302 @@
+"""Chapter 2's public judges and mistake models (pasted into the released notebook).
+
+Every mistake is modelled from the case and the expected value, never from the reference.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..compare import close, differing_rows, expected, fmt, shown
+from ..judges import Mistake, array_judge, common_problems, shape_judge
+from ..visible import make_expect
+
+BWD = "embedding_backward"
+ROWS = "embedding_backward_rows"
+
+
+def _parts(case):
+    """(flat ids, flat grads (N, d), V, padding_idx) of a backward case."""
+    ids, g, V = case.args
+    ids = np.asarray(ids).reshape(-1).astype(np.int64)
+    g = np.asarray(g)
+    return ids, g.reshape(ids.size, g.shape[-1]), V, case.kwargs.get("padding_idx")
+
+
+# ------------------------------------------------------------------------------------------
+# Classic wrong answers, each modelled from the case (what the mistake computes)
+# ------------------------------------------------------------------------------------------
+def _pad(out, padding_idx):
+    if padding_idx is not None:
+        out[padding_idx] = 0
+    return out
+
+
+def _overwrite(order):
+    """dE[ids] += g (or dE[ids] = g): one write per repeated id survives, the last or the first."""
+
+    def model(case, want):
+        ids, g, V, p = _parts(case)
+        if ids.size == np.unique(ids).size:
+            return None
+        out = np.zeros((V, g.shape[1]), dtype=want.dtype)
+        if order == "last":
+            out[ids] = g
+        else:
+            out[ids[::-1]] = g[::-1]
+        return _pad(out, p)
+
+    return model
+
+
+def _averaged(case, want):
+    """Each row divided by how often its id occurs (the padding row is zero either way)."""
+    ids, g, V, p = _parts(case)
+    if ids.size == np.unique(ids).size:
+        return None
+    counts = np.bincount(ids, minlength=V)[:, None]
+    return (want / np.maximum(counts, 1)).astype(want.dtype)
+
+
+def _transposed(case, want):
+    return want.T if want.ndim == 2 else None
+
+
+def _per_position(case, want):
+    """The upstream gradient handed back unchanged: one row per position, not per table row."""
+    return np.asarray(case.args[1])
+
+
+def _touched_rows_only(padded):
+    """Only the rows of ids that occur, in sorted order; with ``padded=False`` the padding row
+    among them kept its gradient as well."""
+
+    def model(case, want):
+        ids, g, V, p = _parts(case)
+        rows = np.unique(ids)
+        if rows.size == V:
+            return None
+        out = want.astype(np.float64)
+        if not padded:
+            if p is None:
+                return None
+            out[p % V] = g[ids == p % V].astype(np.float64).sum(axis=0)
+        return out[rows].astype(want.dtype)
+
+    return model
+
+
+def _pad_ignored_when(test):
+    """The expected gradient, except that the padding row holds its ids' gradients too."""
+
+    def model(case, want):
+        ids, g, V, p = _parts(case)
+        if p is None or not test(p):
+            return None
+        out = want.astype(np.float64)
+        out[p % V] = g[ids == p % V].astype(np.float64).sum(axis=0)
+        return out.astype(want.dtype)
+
+    return model
+
+
+def _first_axis_loop(case, want):
+    """for n in range(len(ids)): dE[ids[n]] += g[n]: fine for 1-D ids, not for (B, T)."""
+    ids, g, V = np.asarray(case.args[0]), np.asarray(case.args[1]), case.args[2]
+    p = case.kwargs.get("padding_idx")
+    if ids.ndim < 2 or ids.size == 0:
+        return None
+    out = np.zeros((V, g.shape[-1]), dtype=want.dtype)
+    for n in range(len(ids)):
+        out[ids[n]] += g[n]
+    return _pad(out, p)
+
+
+TRAP = (
+    "repeated ids overwrote each other instead of accumulating: an id that occurs k times must "
+    "receive the sum of its k gradients, but dE[ids] += g (or dE[ids] = g) keeps only one of them, "
+    "because numpy reads all rows first and writes each repeated row once. Accumulate with a loop "
+    "over positions, np.add.at, or np.bincount"
+)
+ONLY_1D = (
+    "it works only for 1-D ids: ids can have any shape ((B, T), more axes, or 0-d). Flatten ids "
+    "to (N,) and grad_out to (N, d) first (reshape), then sum per row"
+)
+
+BWD_MISTAKES = [
+    Mistake("overwrite", TRAP, _overwrite("last")),
+    Mistake("overwrite_first", TRAP, _overwrite("first")),
+    Mistake(
+        "averaged",
+        "repeated ids were averaged instead of summed: the chain rule adds one contribution per "
+        "position, so an id that occurs k times gets the sum of its k gradients, not their mean",
+        _averaged,
+    ),
+    Mistake(
+        "padding_zero_skipped",
+        "padding_idx = 0 was ignored and row 0 got gradient. `if padding_idx:` is False when "
+        "padding_idx is 0; test `if padding_idx is not None:` instead",
+        _pad_ignored_when(lambda p: p == 0),
+    ),
+    Mistake(
+        "padding_negative_ignored",
+        "the padding row got gradient: a negative padding_idx counts from the end (-1 is row V-1, "
+        "as in Python indexing), and that row must be all zeros. Comparing ids with a negative "
+        "number never matches: turn it into a row number first (padding_idx % V)",
+        _pad_ignored_when(lambda p: p < 0),
+    ),
+    Mistake(
+        "padding_ignored",
+        "the padding row got gradient: row padding_idx of the result must be all zeros, however "
+        "often the padding id occurs",
+        _pad_ignored_when(lambda p: True),
+    ),
+    Mistake(
+        "transposed",
+        "the result is transposed: the gradient of the table has the table's shape (V, d), one "
+        "row per id (S^T G, not G^T S)",
+        _transposed,
+    ),
+    Mistake(
+        "touched_rows_only",
+        "embedding_backward returned only the rows of ids that occur; the dense gradient has all "
+        "V rows, shape (V, d), with zeros for ids that do not occur",
+        _touched_rows_only(padded=True),
+    ),
+    Mistake(
+        "touched_rows_only_unpadded",
+        "embedding_backward returned only the rows of ids that occur; the dense gradient has all "
+        "V rows, shape (V, d), with zeros for ids that do not occur",
+        _touched_rows_only(padded=False),
+    ),
+    Mistake(
+        "per_position",
+        "embedding_backward returned the upstream gradient per position; the gradient of the "
+        "table has one row per table row, shape (V, d): add each g_n into row x_n",
+        _per_position,
+    ),
+    Mistake("first_axis_loop", ONLY_1D, _first_axis_loop),
+]
+
+_values_judge = array_judge(BWD, check_dtype=False, mistakes=BWD_MISTAKES)
+
+
+def _error_hint(case, got, want, fname):
+    """An exception on ids that are not 1-D usually means the code assumed 1-D ids."""
+    ids = np.asarray(case.args[0])
+    if got.error_type in (None, "NotImplementedError") or want.error_type is not None:
+        return None
+    if ids.size == 0 and "size 0" in (got.error or ""):
+        return (
+            f"{fname} raised {got.error_type} for {case.label}: {got.error}. With no ids, "
+            "reshape(N, -1) cannot work out the -1 from 0 elements: give the width instead, "
+            "grad_out.reshape(-1, d) with d = grad_out.shape[-1]"
+        )
+    if ids.ndim != 1 and ids.size:
+        return (
+            f"{fname} raised {got.error_type} for {case.label} (ids of shape {ids.shape}): "
+            f"{ONLY_1D}. The error was: {got.error}"
+        )
+    return None
+
+
+def _dtype_message(case, got_dtype, want_dtype, fname):
+    if want_dtype == np.float32 and got_dtype == np.float64:
+        return (
+            f"{fname} returned a float64 result for float32 gradients ({case.label}). "
+            "np.zeros((V, d)) is float64 by default: pass dtype=grad_out.dtype"
+        )
+    return (
+        f"{fname} returned {got_dtype} for {case.label}; expected {want_dtype} (grad_out's dtype)."
+    )
+
+
+def backward_judge(case, got, want):
+    hint = _error_hint(case, got, want, BWD)
+    if hint:
+        return hint
+    msg = _values_judge(case, got, want)
+    if msg:
+        return msg
+    if got.value.dtype != want.value.dtype:
+        return _dtype_message(case, got.value.dtype, want.value.dtype, BWD)
+    return None
+
+
+_bwd_shape = shape_judge(BWD, BWD_MISTAKES, match_values=True, expected="(V, d) = ")
+
+
+def shape_only_judge(case, got, want):
+    return _error_hint(case, got, want, BWD) or _bwd_shape(case, got, want)
+
+
+def _rows_models(case, w_rows, w_vals):
+    """values as the classic mistakes give them (averaged, overwritten), from the expected
+    rows and values."""
+    ids, g = np.asarray(case.args[0]).reshape(-1).astype(np.int64), np.asarray(case.args[1])
+    g = g.reshape(ids.size, g.shape[-1])
+    slot = np.searchsorted(w_rows, ids)
+    counts = np.bincount(slot, minlength=w_rows.size)[:, None]
+    last = np.zeros(w_vals.shape)
+    last[slot] = g
+    return {"averaged": w_vals / np.maximum(counts, 1), "overwrite": last}
+
+
+def rows_judge(case, got, want):
+    problem = _error_hint(case, got, want, ROWS) or common_problems(case, got, want, ROWS)
+    if problem:
+        return problem
+    if not got.is_tuple or len(got.values) != 2:
+        return (
+            f"{ROWS} should return a tuple (rows, values) for {case.label}, "
+            f"got {', '.join(got.types) or 'nothing'}."
+        )
+    rows, vals = got.values
+    w_rows, w_vals = want.values
+    if rows.ndim != 1:
+        return f"rows should be a 1-D array for {case.label}; it has shape {rows.shape}."
+    if rows.size and rows.dtype.kind not in "iu":
+        return f"rows should hold integer ids for {case.label}; got dtype {rows.dtype}."
+    if not np.array_equal(rows, w_rows):
+        if rows.size > w_rows.size and np.array_equal(np.unique(rows), w_rows):
+            return (
+                f"rows lists an id more than once for {case.label}: each id that occurs must "
+                "appear once in rows, with the sum of all its gradients in values (the "
+                f"gradient has to be coalesced). Got rows {fmt(rows)}{expected(case, fmt(w_rows), ', expected ')}."
+            )
+        if rows.size == w_rows.size and np.array_equal(np.sort(rows), w_rows):
+            return (
+                f"rows must be sorted ascending for {case.label}: got {fmt(rows)}"
+                f"{expected(case, fmt(w_rows), ', expected ')} (np.unique returns sorted ids)."
+            )
+        return (
+            f"rows should be the distinct ids that occur, sorted, for {case.label}"
+            f"{expected(case, fmt(w_rows), ' (')}{')' if shown(case) else ''}; got {fmt(rows)}."
+        )
+    if vals.shape != w_vals.shape:
+        return (
+            f"values should have shape (len(rows), d) = {w_vals.shape} for {case.label}; "
+            f"got {vals.shape}."
+        )
+    if not close(vals, w_vals, w_vals.dtype):
+        models = _rows_models(case, w_rows, w_vals)
+        if close(vals, models["overwrite"], w_vals.dtype):
+            return f"{TRAP} (for {case.label})"
+        if close(vals, models["averaged"], w_vals.dtype):
+            return (
+                f"repeated ids were averaged instead of summed in values for {case.label}: an id "
+                "that occurs k times gets the sum of its k gradients"
+            )
+        bad = differing_rows(vals, w_vals, w_vals.dtype)
+        k = bad[0] if bad else 0
+        return (
+            f"values are wrong for {case.label} at rows {bad} of values: values[{k}] (id "
+            f"{rows[k]}) is {fmt(vals[k])}{expected(case, fmt(w_vals[k]), ', expected ')}."
+        )
+    if vals.dtype != w_vals.dtype:
+        return _dtype_message(case, vals.dtype, w_vals.dtype, ROWS)
+    return None
+
+
+JUDGES = {BWD: backward_judge, f"{BWD}:shape": shape_only_judge, ROWS: rows_judge}
+expect = make_expect(JUDGES)

@@ -1,0 +1,174 @@
+"""The visible tests judge like the hidden ones, and nothing secret comes with them.
+
+A released notebook's test cells call ``expect(...)`` from its test-helper cell, which
+``make release`` pastes from autograder/checks/ (the harness, the comparisons, the judges, and the
+chapter's public mistake models). Here, for every chapter:
+
+* the pasted helpers run on their own (no import of the course) and hand the notebook only
+  ``expect`` and ``Raises``; their modules import nothing that could carry the reference or the
+  hidden cases;
+* the reference and every correct alternative pass every visible test;
+* each classic mistake fails, as nbgrader grades it (the visible part first, then the hidden
+  part), exactly the cells ``make grade`` fails (hidden part only), and the failing cells' messages
+  name it; as a student sees it (released notebook, visible part only), every message it gets
+  from a failing cell names it too.
+
+The cells run in this process (our own sample answers), so the whole file takes seconds.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import re
+
+import pytest
+
+from autograder import nb, samples
+from autograder.course import assignments, release_notebook, source_notebook
+from autograder.release.inline import INLINE, inline_cell_source
+
+PUBLIC = [m.format(chapter="") for m in INLINE["tests"][0][:-1]]
+ALLOWED_IMPORTS = {"__future__", "copy", "inspect", "numpy", "collections.abc", "dataclasses", "typing"}
+
+
+def _chapter(a):
+    return a[:2]
+
+
+def _public_module(a):
+    return f"autograder.checks.public.ch{_chapter(a)}"
+
+
+@pytest.mark.parametrize("assignment", assignments())
+def test_every_chapter_has_public_judges_and_a_test_helper_cell(assignment):
+    importlib.import_module(_public_module(assignment))
+    cells = nb.read(release_notebook(assignment))["cells"]
+    helper = [c for c in cells if nb.is_inline(c) and c["metadata"]["course"]["inline"] == "tests"]
+    assert len(helper) == 1, "the released notebook needs exactly one test-helper cell"
+    first_test = next(i for i, c in enumerate(cells) if nb.is_test(c))
+    assert cells.index(helper[0]) < first_test, "the test helpers must come before the tests"
+
+
+@pytest.mark.parametrize("module", PUBLIC + [f"autograder.checks.public.ch{a[:2]}" for a in assignments()])
+def test_public_modules_import_nothing_secret(module):
+    """Only numpy, a few standard modules and the other public modules: never the reference, the
+    hidden cases (checks/chNN.py, data.py) or the course paths."""
+    mod = importlib.import_module(module)
+    allowed = set(PUBLIC) | ALLOWED_IMPORTS
+    for node in ast.walk(ast.parse(inspect.getsource(mod))):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            rel = "." * node.level + (node.module or "")
+            names = [importlib.util.resolve_name(rel, mod.__package__) if node.level else node.module]
+        else:
+            continue
+        for name in names:
+            assert name in allowed, f"{module} imports {name}"
+
+
+@pytest.mark.parametrize("assignment", assignments())
+def test_the_pasted_helpers_run_alone_and_export_two_names(assignment):
+    src = inline_cell_source({"inline": "tests", "chapter": _chapter(assignment)})
+    assert not re.search(r"^\s*(import|from) (autograder|coursekit)", src, re.M)
+    ns: dict = {"expected": "a student's variable", "close": None}
+    exec(compile(src, "<test helpers>", "exec"), ns)  # noqa: S102 - our own generated source
+    names = {k for k in ns if not k.startswith("__")}
+    assert names == {"expected", "close", "expect", "Raises"}, names
+    assert ns["expected"] == "a student's variable"
+
+
+# ----------------------------------------------------------------------------------------------
+# Running test cells in this process
+# ----------------------------------------------------------------------------------------------
+def _executable(cell) -> bool:
+    """The cells a test run needs: answers, tests, given code (nbgrader-locked) and the helpers."""
+    if cell["cell_type"] != "code":
+        return False
+    if nb.is_inline(cell):
+        return cell["metadata"]["course"]["inline"] == "tests"
+    return bool(nb.meta(cell))
+
+
+def _run(notebook: dict, hidden_sources: dict | None) -> dict:
+    """grade_id -> the message a failing test cell shows (None when it passes). With
+    ``hidden_sources`` (grade_id -> the source cell), each test cell runs as nbgrader grades it:
+    the visible part, then the hidden part."""
+    ns: dict = {"__name__": "__main__"}
+    results = {}
+    for cell in notebook["cells"]:
+        if not _executable(cell):
+            continue
+        src = nb.source(cell)
+        gid = nb.grade_id(cell)
+        if nb.is_test(cell) and hidden_sources is not None:
+            src = hidden_sources[gid]
+        try:
+            exec(compile(src, f"<{gid or 'cell'}>", "exec"), ns)  # noqa: S102 - our fixtures
+        except Exception as exc:  # noqa: BLE001 - a failing cell is the result
+            if not nb.is_test(cell):
+                raise
+            results[gid] = f"{type(exc).__name__}: {exc}"
+        else:
+            if nb.is_test(cell):
+                results[gid] = None
+    return results
+
+
+def _hidden_sources(assignment):
+    return {
+        nb.grade_id(c): nb.source(c)
+        for c in nb.read(source_notebook(assignment))["cells"]
+        if nb.is_test(c)
+    }
+
+
+def _released_with(assignment, sources):
+    """The released notebook with these answers; the helper cell pasted from today's source."""
+    notebook = samples.build(assignment, sources)
+    for cell in notebook["cells"]:
+        if nb.is_inline(cell) and cell["metadata"]["course"]["inline"] == "tests":
+            cell["source"] = nb.split_lines(inline_cell_source(cell["metadata"]["course"]))
+    return notebook
+
+
+def _alternatives():
+    for a in assignments():
+        yield pytest.param(a, None, id=f"{a}:reference")
+        for name in samples.module(a).ALTERNATIVES:
+            yield pytest.param(a, name, id=f"{a}:{name}")
+
+
+def _mistakes():
+    for a in assignments():
+        for name in samples.module(a).MISTAKES:
+            yield pytest.param(a, name, id=f"{a}:{name}")
+
+
+@pytest.mark.parametrize("assignment,name", list(_alternatives()))
+def test_correct_answers_pass_every_visible_test(assignment, name):
+    sources = {} if name is None else samples.module(assignment).ALTERNATIVES[name]
+    results = _run(_released_with(assignment, sources), None)
+    failing = {g: m for g, m in results.items() if m}
+    assert results and not failing, f"a correct answer failed visible tests: {failing}"
+
+
+@pytest.mark.parametrize("assignment,name", list(_mistakes()))
+def test_each_classic_mistake_is_named_by_the_cell_that_catches_it(assignment, name):
+    mistake = samples.module(assignment).MISTAKES[name]
+    notebook = _released_with(assignment, mistake.sources)
+    graded = _run(notebook, _hidden_sources(assignment))
+    failing = {g for g, m in graded.items() if m}
+    assert failing == mistake.fails, (
+        f"{name}: nbgrader (visible, then hidden) fails {sorted(failing)}; make grade fails "
+        f"{sorted(mistake.fails)}: {graded}"
+    )
+    messages = " ".join(graded[g] for g in failing)
+    assert mistake.says in messages, f"{name}: no {mistake.says!r} in: {messages}"
+    student = {g: m for g, m in _run(notebook, None).items() if m}
+    for gid, message in student.items():
+        assert gid in mistake.fails, f"{name}: the visible test {gid} fails a cell grading passes"
+        assert mistake.says in message, f"{name}: {gid} shows the student {message!r}"
+
