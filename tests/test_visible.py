@@ -30,7 +30,15 @@ from autograder.course import assignments, release_notebook, source_notebook
 from autograder.release.inline import INLINE, inline_cell_source
 
 PUBLIC = [m.format(chapter="") for m in INLINE["tests"][0][:-1]]
-ALLOWED_IMPORTS = {"__future__", "copy", "inspect", "numpy", "collections.abc", "dataclasses", "typing"}
+ALLOWED_IMPORTS = {
+    "__future__",
+    "copy",
+    "inspect",
+    "numpy",
+    "collections.abc",
+    "dataclasses",
+    "typing",
+}
 
 
 def _chapter(a):
@@ -51,7 +59,9 @@ def test_every_chapter_has_public_judges_and_a_test_helper_cell(assignment):
     assert cells.index(helper[0]) < first_test, "the test helpers must come before the tests"
 
 
-@pytest.mark.parametrize("module", PUBLIC + [f"autograder.checks.public.ch{a[:2]}" for a in assignments()])
+@pytest.mark.parametrize(
+    "module", PUBLIC + [f"autograder.checks.public.ch{a[:2]}" for a in assignments()]
+)
 def test_public_modules_import_nothing_secret(module):
     """Only numpy, a few standard modules and the other public modules: never the reference, the
     hidden cases (checks/chNN.py, data.py) or the course paths."""
@@ -62,7 +72,9 @@ def test_public_modules_import_nothing_secret(module):
             names = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
             rel = "." * node.level + (node.module or "")
-            names = [importlib.util.resolve_name(rel, mod.__package__) if node.level else node.module]
+            names = [
+                importlib.util.resolve_name(rel, mod.__package__) if node.level else node.module
+            ]
         else:
             continue
         for name in names:
@@ -171,4 +183,3 @@ def test_each_classic_mistake_is_named_by_the_cell_that_catches_it(assignment, n
     for gid, message in student.items():
         assert gid in mistake.fails, f"{name}: the visible test {gid} fails a cell grading passes"
         assert mistake.says in message, f"{name}: {gid} shows the student {message!r}"
-

@@ -85,7 +85,9 @@ def _module_source(name: str, pasted: list[str], wrapped: bool = False) -> str:
         if isinstance(node, ast.Import) and any(
             a.name.split(".")[0] in COURSE_PACKAGES for a in node.names
         ):
-            raise ValueError(f"{name} imports the course ({ast.unparse(node)}); it cannot be inlined")
+            raise ValueError(
+                f"{name} imports the course ({ast.unparse(node)}); it cannot be inlined"
+            )
         if not isinstance(node, ast.ImportFrom):
             continue
         target = _imported(node, module.__package__ or "")
