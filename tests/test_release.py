@@ -50,7 +50,9 @@ def test_every_test_cell_has_a_docstring_visible_asserts_and_a_hidden_check(assi
         src = notebooks.source(cell)
         assert src.startswith('"""'), f"{gid}: open with a one-line docstring of what it checks"
         visible, _, hidden = src.partition("### BEGIN HIDDEN TESTS")
-        assert "assert" in visible, f"{gid}: students need a visible signal before submitting"
+        assert "assert" in visible or "expect(" in visible, (
+            f"{gid}: students need a visible signal before submitting"
+        )
         assert "from autograder.checks import" in hidden, f"{gid}: hidden tests call autograder"
         assert notebooks.points(nb)[gid] > 0
 

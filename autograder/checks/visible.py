@@ -66,7 +66,8 @@ def make_expect(judges: dict):
         """Call ``fn(*args, **kwargs)`` on copies of the inputs and judge the result against
         ``want``; raise AssertionError with the judge's message when it is wrong. ``output``:
         "return", or ("arg", i) / ("args", (i, j, ...)) for arguments changed in place. Returns
-        what the call produced (the arrays it returned or changed), for further asserts."""
+        what the call produced (the arrays it returned or changed), for further asserts. The
+        untouched stub's NotImplementedError is raised again as it is, not judged."""
         if not callable(fn):
             raise AssertionError(f"{fn!r} is not a function (got {type(fn).__name__}).")
         name = fn.__name__ if check is None else f"{fn.__name__}:{check}"
@@ -81,6 +82,10 @@ def make_expect(judges: dict):
             meta={"shown": True, **({"arg_names": names} if names else {}), **meta},
         )
         got = outcome_of(fn, case)
+        if got.error_type == "NotImplementedError":  # the untouched stub: say so, as it does
+            raise NotImplementedError(
+                f"{fn.__name__} still raises NotImplementedError: replace the stub with your code."
+            )
         message = judges[name](case, got, want_outcome(want, output))
         if message:
             raise AssertionError(message)
