@@ -6,7 +6,8 @@ import numpy as np
 
 from .data import ids as _ids
 from .data import table as _table
-from .framework import Case, Mistake, array_judge, checks_for, shape_judge
+from .framework import Case, checks_for
+from .public.ch01 import forward_judge, one_hot_judge, shape_only_judge
 
 A = "01_one_hot_lookup"
 check = checks_for(A)
@@ -17,40 +18,7 @@ def fwd(label, E, ids):
     return Case(label, (E, ids), meta={"arg_names": FWD_NAMES})
 
 
-# Classic wrong answers for embedding_forward, each modelled from the case and the right answer.
-def _flattened(case, want):
-    E, ids = case.args
-    return want.reshape(-1, E.shape[1]) if np.ndim(ids) != 1 else None
-
-
-def _shifted(case, want):
-    E, ids = case.args
-    return E[(np.asarray(ids) - 1) % E.shape[0]]
-
-
-FWD_MISTAKES = [
-    Mistake(
-        "flattened",
-        "embedding_forward lost the shape of ids: it returned one row per id in a flat list. "
-        "The result must have shape ids.shape + (d,); index with the whole array (E[ids]) or "
-        "reshape back",
-        _flattened,
-    ),
-    Mistake(
-        "off_by_one",
-        "embedding_forward picked the row before the right one: ids are 0-based row numbers, "
-        "id i is row i",
-        _shifted,
-    ),
-]
-
-forward_judge = array_judge("embedding_forward", mistakes=FWD_MISTAKES)
-
-
-_shape_only = shape_judge("embedding_forward", FWD_MISTAKES[:1])
-
-
-@check("test_forward_shape", "embedding_forward", _shape_only)
+@check("test_forward_shape", "embedding_forward", shape_only_judge)
 def forward_shape():
     """embedding_forward: the shape is ids.shape + (d,)"""
     E = _table(7, 3, 10)
@@ -112,7 +80,7 @@ def forward_dtype():
     ]
 
 
-@check("test_one_hot", "one_hot", array_judge("one_hot", row_word="position"))
+@check("test_one_hot", "one_hot", one_hot_judge)
 def one_hot_values():
     """one_hot: shape ids.shape + (V,), a single 1.0 per position, float64"""
 
