@@ -1,0 +1,302 @@
+"""Chapter 5's public judges and mistake models (pasted into the released notebook).
+
+Both graded functions return a tuple (a loss and one or two gradient tables), which array_judge
+does not handle: :func:`tuple_judge` compares each element (the loss within a tolerance relative
+to its own size, each table with :func:`close`) and names the classic mistakes.
+
+Every mistake is modelled from the case and the expected value, never from the reference. The
+mistakes that concern the input path need one more expected part, which a case carries in
+``meta["input_rows"]``: the (N, d) input-path rows, row n being what position n adds into
+dE[x_n] (Delta W_out for the untied model, Delta E for the tied one). From them, the input path
+is those rows added into their rows of the table, the output path is the expected dE minus it,
+and repeated ids overwritten is each row keeping the last of its positions. A visible test
+states these rows literally; the hidden checks compute them from the reference.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..compare import close, differing_rows, expected, fmt, shown, tolerance
+from ..judges import Case, Mistake, Outcome, common_problems
+from ..visible import make_expect
+
+UNTIED = "untied_bigram_loss_grad"
+TIED = "tied_bigram_loss_grad"
+UNTIED_NAMES = ["loss", "dE_in", "dW_out"]
+TIED_NAMES = ["loss", "dE"]
+# A visible test writes its expected values to 6 decimals; a shown case is compared at that
+# precision (a hidden case at the dtype's own tolerance, against the reference).
+SHOWN_TOL = (1e-5, 1e-5)
+
+
+def _tol(case, dtype) -> tuple[float, float]:
+    own = tolerance(dtype)
+    return (max(own[0], SHOWN_TOL[0]), max(own[1], SHOWN_TOL[1])) if shown(case) else own
+
+
+# --------------------------------------------------------------------------------------------
+# Classic mistakes, modelled from the case and the expected value: model(case, want) -> values
+# --------------------------------------------------------------------------------------------
+def _rows_into_table(case, last_only: bool):
+    """The input-path rows (meta["input_rows"]) put into a zero table at their ids x: added up
+    (the input path), or with ``last_only`` each row keeping only its last position's row (what
+    a buffered dE[x] += rows or dE[x] = rows does). None when the case has no such rows, or, for
+    ``last_only``, when no id repeats (the mistake then gives the right answer)."""
+    rows = case.meta.get("input_rows")
+    if rows is None:
+        return None
+    x = np.asarray(case.args[-2]).reshape(-1).astype(np.int64)
+    if last_only and np.unique(x).size == x.size:
+        return None
+    rows = np.asarray(rows, dtype=np.float64)
+    out = np.zeros(case.args[0].shape, dtype=np.float64)
+    for n, i in enumerate(x):
+        out[i] = rows[n] if last_only else out[i] + rows[n]
+    return out
+
+
+def _output_only(case, want):
+    """dE without the input path: the expected dE minus the input-path rows."""
+    input_path = _rows_into_table(case, last_only=False)
+    if input_path is None:
+        return None
+    return [want[0], np.asarray(want[1], dtype=np.float64) - input_path]
+
+
+def _input_only(case, want):
+    input_path = _rows_into_table(case, last_only=False)
+    return None if input_path is None else [want[0], input_path]
+
+
+def _tied_overwritten(case, want):
+    """The output path (expected dE minus the input path) plus the last-write input path."""
+    last = _rows_into_table(case, last_only=True)
+    if last is None:
+        return None
+    output_path = np.asarray(want[1], dtype=np.float64) - _rows_into_table(case, last_only=False)
+    return [want[0], output_path + last]
+
+
+def _untied_overwritten(case, want):
+    last = _rows_into_table(case, last_only=True)
+    return None if last is None else [want[0], last, want[2]]
+
+
+def _times_n(loss_too, grads_too):
+    def model(case, want):
+        N = len(case.args[-1])
+        if N == 1:
+            return None
+        return [w * N if (grads_too if i else loss_too) else w for i, w in enumerate(want)]
+
+    return model
+
+
+def _not_averaged(which, loss_too, grads_too):
+    return Mistake(
+        f"not averaged ({which})",
+        f"{which} N times too large: not averaged over N. The loss is the mean over the N "
+        "positions, so the loss and every gradient term carry a factor 1/N",
+        _times_n(loss_too, grads_too),
+    )
+
+
+def _averaging_mistakes(all_of_them, grads):
+    return [
+        _not_averaged(f"{all_of_them} are", True, True),
+        _not_averaged("the loss is", True, False),
+        _not_averaged(grads, False, True),
+    ]
+
+
+TIED_MISTAKES = [
+    Mistake(
+        "output path only",
+        "dE holds only the output path (Delta^T H, the table as output layer). The same table is "
+        "also the input table: add the input path S^T (Delta E) for the rows that were looked up",
+        _output_only,
+    ),
+    Mistake(
+        "input path only",
+        "dE holds only the input path (S^T (Delta E), the rows that were looked up). The same table "
+        "also scores every output token: add the output path Delta^T H, which reaches every row",
+        _input_only,
+    ),
+    Mistake(
+        "repeated ids overwritten",
+        "a row looked up more than once got the input-path gradient of only one of its positions: "
+        "repeated input ids were overwritten (dE[x] += ... and dE[x] = ... keep one write per row). "
+        "Every occurrence must add its row, e.g. with np.add.at or S^T (Delta E)",
+        _tied_overwritten,
+    ),
+    *_averaging_mistakes("the loss and dE", "dE is"),
+]
+
+UNTIED_MISTAKES = [
+    Mistake(
+        "repeated ids overwritten",
+        "a row of dE_in looked up more than once got the gradient of only one of its positions: "
+        "repeated input ids were overwritten (dE_in[x] += ... and dE_in[x] = ... keep one write per "
+        "row). Every occurrence must add its row, e.g. with np.add.at or S^T (Delta W_out)",
+        _untied_overwritten,
+    ),
+    *_averaging_mistakes("the loss, dE_in and dW_out", "dE_in and dW_out are"),
+]
+
+
+# --------------------------------------------------------------------------------------------
+# The judge: a tuple (loss, table, ...) compared element by element
+# --------------------------------------------------------------------------------------------
+def loss_close(got, want, tol) -> bool:
+    """Equal within the relative tolerance tol[0], relative to the loss's own size (at least 1)."""
+    g, w = float(np.asarray(got, dtype=np.float64).reshape(())), float(want)
+    if not (np.isfinite(g) and np.isfinite(w)):
+        return False
+    return abs(g - w) <= tol[0] * max(abs(w), 1.0)
+
+
+def _agree(values, want, tol) -> list[bool]:
+    return [loss_close(values[0], want[0], tol)] + [
+        close(g, np.asarray(w), tol=tol) for g, w in zip(values[1:], want[1:], strict=True)
+    ]
+
+
+def _structure(case, got, want, fname, names) -> str | None:
+    """The return has the right form: a tuple of len(names), one number, then (V, d) tables."""
+    n = len(names)
+    if not got.is_tuple or len(got.values) != n:
+        what = (
+            f"a tuple of {len(got.values)}" if got.is_tuple else f"a single {', '.join(got.types)}"
+        )
+        return f"{fname} should return a tuple ({', '.join(names)}) for {case.label}; it returned {what}."
+    loss = got.values[0]
+    if loss.size != 1:
+        return (
+            f"{fname} returned a loss of shape {loss.shape} for {case.label}; it should be one "
+            "number, the mean of the per-position losses over the N positions."
+        )
+    for name, g, w in zip(names[1:], got.values[1:], want.values[1:], strict=True):
+        if g.shape != w.shape:
+            hint = " It looks transposed." if g.shape == w.shape[::-1] and g.ndim == 2 else ""
+            return (
+                f"{fname} returned {name} of shape {g.shape} for {case.label}; expected {w.shape}, "
+                f"the table's shape (one row per token).{hint}"
+            )
+    return None
+
+
+def _types(case, got, want, fname, names) -> str | None:
+    """The loss is a Python float and every table has the expected dtype."""
+    if got.types[0] != "float":
+        return (
+            f"{fname} returned the loss as {got.types[0]} for {case.label}; return a Python "
+            "float (wrap it: float(loss)). A numpy float64 is a float; a 0-d array, a numpy "
+            "float32 or a tensor is not."
+        )
+    for name, g, w in zip(names[1:], got.values[1:], want.values[1:], strict=True):
+        if g.dtype != w.dtype:
+            return (
+                f"{fname} returned {name} as {g.dtype} for {case.label}; expected {w.dtype}, "
+                "the table's dtype (cast the result back: .astype(E.dtype))."
+            )
+    return None
+
+
+def _finite(a) -> bool:
+    return bool(np.all(np.isfinite(np.asarray(a, dtype=np.float64))))
+
+
+def _large_logit_message(case, got, names, fname, oks) -> str | None:
+    """Name the two numerical failures of large logits: overflow, and the log of an underflow."""
+    if not case.meta.get("large"):
+        return None
+    grads_finite = all(_finite(g) for g in got.values[1:])
+    if not grads_finite:
+        return (
+            f"{fname} returned NaN or inf for {case.label}: exp of logits this large overflows "
+            "(a naive softmax gives inf / inf = NaN). Subtract each row's maximum logit before exp "
+            "(the log-sum-exp trick); the probabilities do not change."
+        )
+    if not oks[0] and all(oks[1:]):
+        what = "inf or NaN" if not _finite(got.values[0]) else "wrong"
+        return (
+            f"{fname}'s loss is {what} for {case.label} although the gradient is right: the "
+            "softmax probability of the target underflowed to 0 and its log was taken (log(p), or a "
+            "clipped log(p + eps)). Compute -log softmax(z)_y as logsumexp(z) - z_y instead."
+        )
+    return None
+
+
+def tuple_judge(fname: str, names: list[str], mistakes=(), check_types: bool = False):
+    """Judge a function returning (loss, table, ...): form, then (optionally) types, then values."""
+
+    def judge(case: Case, got, want) -> str | None:
+        problem = common_problems(case, got, want, fname)
+        if problem or want.error_type is not None:
+            return problem
+        problem = _structure(case, got, want, fname, names)
+        if problem:
+            return problem
+        dtype = case.args[0].dtype
+        if check_types:
+            problem = _types(case, got, want, fname, names)
+            if problem:
+                return problem
+        tol = _tol(case, dtype)
+        oks = _agree(got.values, want.values, tol)
+        if all(oks):
+            return None
+        for m in mistakes:
+            alt = m.model(case, want.values)
+            if alt is not None and all(_agree(got.values, alt, tol)):
+                return f"{m.message} (for {case.label})."
+        message = _large_logit_message(case, got, names, fname, oks)
+        if message:
+            return message
+        bad = [name for name, g in zip(names, got.values, strict=True) if not _finite(g)]
+        if bad:
+            return f"{fname} returned NaN or inf in {', '.join(bad)} for {case.label}; the expected values are finite."
+        if not oks[0]:
+            right = (
+                " (the gradient is right: look at how the loss itself is computed)"
+                if all(oks[1:])
+                else ""
+            )
+            return (
+                f"{fname} returned the loss {float(got.values[0].reshape(())):.10g} for {case.label}; "
+                f"{expected(case, f'{float(want.values[0]):.10g}', 'expected ') or 'which is not right'}{right}."
+            )
+        for name, g, w, ok in zip(names[1:], got.values[1:], want.values[1:], oks[1:], strict=True):
+            if not ok:
+                rows = differing_rows(g, w, tol=tol)
+                first = rows[0] if rows else 0
+                return (
+                    f"{fname} returned a wrong {name} for {case.label} at rows {rows}: row {first} "
+                    f"is {fmt(g[first])}{expected(case, fmt(w[first]), ', expected ')}."
+                )
+        return None  # pragma: no cover - one of the above always applies
+
+    return judge
+
+
+def types_only_judge(case: Case, got, want) -> str | None:
+    """tied_bigram_loss_grad's form and types alone (a "types" test cell, ``want=None``): a
+    Python float loss and dE of E's shape and dtype, whatever the values."""
+    E = case.args[0]
+    want = Outcome(
+        values=[np.zeros(()), np.zeros(E.shape, dtype=E.dtype)],
+        types=["float", "numpy.ndarray"],
+        is_tuple=True,
+    )
+    problem = common_problems(case, got, want, TIED) or _structure(
+        case, got, want, TIED, TIED_NAMES
+    )
+    return problem or _types(case, got, want, TIED, TIED_NAMES)
+
+
+untied_judge = tuple_judge(UNTIED, UNTIED_NAMES, UNTIED_MISTAKES)
+tied_judge = tuple_judge(TIED, TIED_NAMES, TIED_MISTAKES)
+
+JUDGES = {UNTIED: untied_judge, TIED: tied_judge, f"{TIED}:types": types_only_judge}
+expect = make_expect(JUDGES)
