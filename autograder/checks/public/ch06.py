@@ -1,0 +1,312 @@
+"""Chapter 6's public judges and mistake models (pasted into the released notebook).
+
+``init_embedding`` is random, so its judges grade *statistics* of the table a student's function
+drew, never exact values, and they judge from the case alone: its arguments (V, d, scheme, rng)
+and, for the scale, the standard deviation the scheme must give (``meta["sigma"]``: written in
+the visible test cell, set by the hidden cases). The expected Outcome only says whether the call
+must raise. Each statistic is allowed six of its standard errors, as the exercise says:
+
+* the sample standard deviation of N entries has relative standard error 1 / sqrt(2 N);
+* the sample mean has standard error s / sqrt(N) (s: the table's own std);
+* the sample excess kurtosis has standard error sqrt(24 / N) (0 for a normal, -1.2 for a uniform).
+
+The wrong scales are modelled from sigma (and V, d), never from the table of schemes.
+``expected_row_length``'s mistakes are modelled from the case and the expected value.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..judges import Mistake, array_judge, common_problems
+from ..visible import make_expect
+
+INIT = "init_embedding"
+ROW = "expected_row_length"
+Z = 6.0  # standard errors allowed for every statistic
+
+
+def _table_problem(case, got, want):
+    """Common problems, then: one finite array of shape (V, d), V and d the call's arguments."""
+    problem = common_problems(case, got, want, INIT)
+    if problem or want.error_type is not None:
+        return problem
+    if got.returned_none:
+        return f"{INIT} returned None for {case.label}. Did you forget the return statement?"
+    g = got.value
+    if g is None or got.is_tuple:
+        what = ", ".join(got.types) or "nothing"
+        return f"{INIT} should return one array for {case.label}, got {what}."
+    shape = (int(case.args[0]), int(case.args[1]))
+    if g.shape != shape:
+        hint = (
+            " It looks transposed: the table has one row per id, shape (V, d)."
+            if g.shape == shape[::-1]
+            else ""
+        )
+        return f"{INIT} returned shape {g.shape} for {case.label}; expected (V, d) = {shape}.{hint}"
+    if g.size and not np.all(np.isfinite(g.astype(np.float64))):
+        return f"{INIT} returned NaN or inf for {case.label}."
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# test_init_contract: shape, float32, ValueError
+# --------------------------------------------------------------------------------------------
+def contract_judge(case, got, want):
+    if want.error_type is not None and got.error_type is None:
+        return (
+            f"{INIT} should raise ValueError for {case.label}: only 'pytorch', 'gpt2' and "
+            "'transformer' are schemes; do not fall back to a default silently."
+        )
+    problem = _table_problem(case, got, want)
+    if problem or want.error_type is not None:
+        return problem
+    if got.value.dtype != np.float32:
+        return (
+            f"{INIT} returned {got.value.dtype} for {case.label}; the table should be float32, "
+            "like nn.Embedding's weight (convert with .astype(np.float32))."
+        )
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# test_init_scale: the standard deviation of each scheme
+# --------------------------------------------------------------------------------------------
+def _scale_candidates(case, sigma):
+    """(std, message) of the classic wrong scales, each derived from the expected sigma."""
+    V, d, scheme = case.args[0], case.args[1], case.args[2]
+    out = [
+        (
+            sigma / math.sqrt(12.0),
+            "drew uniformly from [0, 1) (rng.random, std 1/sqrt(12) = 0.289): draw from a normal "
+            "distribution, rng.normal or rng.standard_normal",
+        )
+    ]
+    if scheme == "gpt2":
+        out.append(
+            (
+                math.sqrt(sigma),
+                "used 0.02 as the variance; 0.02 is GPT-2's standard deviation (the variance is "
+                "0.02**2 = 0.0004)",
+            )
+        )
+    if scheme == "transformer":
+        out += [
+            (
+                sigma * math.sqrt(d),
+                "put the sqrt(d) multiplier into the table: the transformer's table has std "
+                "1/sqrt(d), and the multiplier belongs to the lookup (E[ids] * sqrt(d)), not to "
+                "init_embedding",
+            ),
+            (
+                sigma * sigma,
+                "used std 1/d; the transformer's table has std d**-0.5 = 1/sqrt(d) (its variance "
+                "is 1/d)",
+            ),
+            (
+                1.0 / sigma,
+                "multiplied by sqrt(d) instead of dividing: the transformer's table has std "
+                "1/sqrt(d)",
+            ),
+            (
+                sigma * math.sqrt(d / V) if V else None,
+                "used the vocabulary size V instead of the width d: the transformer's table has "
+                "std 1/sqrt(d)",
+            ),
+        ]
+    if scheme == "pytorch":
+        out.append(
+            (
+                sigma / math.sqrt(d),
+                "scaled the pytorch scheme by 1/sqrt(d); nn.Embedding's default is N(0, 1), std 1 "
+                "at every width",
+            )
+        )
+    return [(s, m) for s, m in out if s]
+
+
+def scale_judge(case, got, want):
+    problem = _table_problem(case, got, want)
+    if problem:
+        return problem
+    g = got.value.astype(np.float64)
+    sigma = float(case.meta["sigma"])
+    tol = Z / math.sqrt(2 * g.size)  # six relative standard errors of the sample std
+    s = float(g.std())
+    if abs(s / sigma - 1) <= tol:
+        return None
+    for alt, message in _scale_candidates(case, sigma):
+        if abs(s / alt - 1) <= tol:
+            return f"{INIT} {message} (for {case.label}: std {s:.4g}, expected {sigma:.4g})."
+    return (
+        f"{INIT}'s entries have standard deviation {s:.4g} for {case.label}; expected "
+        f"{sigma:.4g} (a correct table of {g.size:,} entries lands within {100 * tol:.1f}% of it)."
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# test_init_distribution: centred and normal (independently of the scale)
+# --------------------------------------------------------------------------------------------
+def distribution_judge(case, got, want):
+    problem = _table_problem(case, got, want)
+    if problem:
+        return problem
+    g = got.value.astype(np.float64).ravel()
+    n = g.size
+    s = float(g.std())
+    if s == 0.0:
+        return f"{INIT} returned a table whose entries are all equal for {case.label}; draw them at random."
+    m = float(g.mean())
+    # The table's own scale s: this cell grades the shape of the distribution only (the scale is
+    # test_init_scale's job): |mean| <= 6 s / sqrt(N).
+    if abs(m) > Z * s / math.sqrt(n):
+        if abs(m / s - math.sqrt(3.0)) < 0.05:  # U[0, a): mean a/2, std a/sqrt(12)
+            return (
+                f"{INIT}'s entries are not centred at 0 for {case.label} (mean {m:.4g}): rng.random "
+                "draws uniformly from [0, 1); draw from a normal distribution, rng.normal or "
+                "rng.standard_normal."
+            )
+        return (
+            f"{INIT}'s entries have mean {m:.4g} for {case.label}; expected 0 (mean 0, std sigma)."
+        )
+    z = (g - m) / s
+    g2 = float(np.mean(z**4) - 3.0)  # sample excess kurtosis: 0 for a normal, -1.2 for a uniform
+    limit = Z * math.sqrt(24.0 / n)
+    if abs(g2) > limit:
+        if abs(g2 + 1.2) < 0.1:
+            return (
+                f"{INIT}'s entries look uniform, not normal, for {case.label} (excess kurtosis "
+                f"{g2:.3f}; a normal has 0, a uniform -1.2): draw from rng.normal or "
+                "rng.standard_normal."
+            )
+        return (
+            f"{INIT}'s entries do not look normal for {case.label}: their excess kurtosis is "
+            f"{g2:.3f}, a normal distribution has 0 (within {limit:.3f} here)."
+        )
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# test_init_uses_rng: same seed -> same table, new seed -> new table
+# --------------------------------------------------------------------------------------------
+def seed_problem(case, table, first_label, first, same: bool) -> str | None:
+    """``table`` (this case's) against ``first`` (drawn for ``first_label``): with ``same`` the
+    two generators had the same seed and the tables must be equal, else they must differ."""
+    equal = first.shape == table.shape and np.array_equal(first, table)
+    if same and not equal:
+        return (
+            f"{INIT} gave different tables for two generators with the same seed "
+            f"({case.label}): draw every number from the rng argument (rng.normal, "
+            "rng.standard_normal), not from np.random or a new default_rng()."
+        )
+    if not same and equal:
+        return (
+            f"{INIT} gave the same table for {first_label} and {case.label}: it ignores the rng "
+            "argument (a fixed seed inside the function?). Draw from rng."
+        )
+    return None
+
+
+def rng_judge(case, got, want):
+    """A table, and (in a visible test) equal to meta["same_as"] or different from
+    meta["differs_from"], the table a first call drew (meta["first_label"] names it)."""
+    problem = _table_problem(case, got, want)
+    if problem:
+        return problem
+    first_label = case.meta.get("first_label", "the first generator")
+    for key, same in (("same_as", True), ("differs_from", False)):
+        if key in case.meta:
+            problem = seed_problem(case, got.value, first_label, np.asarray(case.meta[key]), same)
+            if problem:
+                return problem
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# expected_row_length: the exact chi mean
+# --------------------------------------------------------------------------------------------
+def _mistake(name, message, fn):
+    """A mistake ``fn(d, sigma, want)``; no model where it gives the right answer anyway."""
+
+    def model(case, want):
+        d, sigma = case.args[0], case.args[1]
+        w = float(want)
+        try:
+            value = fn(d, sigma, w)
+        except ZeroDivisionError:
+            return None
+        if value is None or (w != 0 and math.isclose(value, w, rel_tol=1e-6)):
+            return None  # the mistake gives the right answer here: nothing to name
+        return np.asarray(value, dtype=np.float64)
+
+    return Mistake(name, message, model)
+
+
+ROW_MISTAKES = [
+    _mistake(
+        "approximation",
+        f"{ROW} returned the approximation sqrt(d) * sigma; the exact mean of the chi "
+        "distribution is a little smaller (sigma * sqrt(2) * Gamma((d+1)/2) / Gamma(d/2))",
+        lambda d, s, w: math.sqrt(d) * s,
+    ),
+    _mistake(
+        "squared",
+        f"{ROW} returned the expected squared length d * sigma**2, not the expected length",
+        lambda d, s, w: d * s * s,
+    ),
+    _mistake(
+        "no sigma",
+        f"{ROW} ignored sigma: the length scales with sigma (multiply the sigma = 1 value by sigma)",
+        lambda d, s, w: None if s in (0.0, 1.0) else w / s,
+    ),
+    _mistake(
+        "sigma squared",
+        f"{ROW} scaled by sigma**2 instead of sigma: a length scales like the standard deviation",
+        lambda d, s, w: None if s in (0.0, 1.0) else w * s,
+    ),
+    _mistake(
+        "swapped gammas",
+        f"{ROW} swapped the two Gamma functions: the numerator is Gamma((d + 1) / 2)",
+        lambda d, s, w: None if w == 0 else 2 * s * s / w,
+    ),
+    _mistake(
+        "no sqrt 2",
+        f"{ROW} lost the factor sqrt(2) in sigma * sqrt(2) * Gamma((d+1)/2) / Gamma(d/2)",
+        lambda d, s, w: w / math.sqrt(2),
+    ),
+]
+
+_row_values = array_judge(ROW, check_dtype=False, mistakes=ROW_MISTAKES, row_word="value")
+OVERFLOW_HINT = (
+    "Gamma(d / 2) and Gamma((d + 1) / 2) are larger than the largest float once d >= 343 "
+    "(math.gamma(172) overflows), but their ratio is moderate: subtract logarithms "
+    "(math.lgamma) and exponentiate the difference."
+)
+
+
+def row_judge(case, got, want):
+    if got.error_type == "OverflowError":
+        return f"{ROW} raised OverflowError for {case.label}: {OVERFLOW_HINT}"
+    if got.value is not None and not got.is_tuple and got.value.size == 1:
+        v = float(np.asarray(got.value, dtype=np.float64).ravel()[0])
+        if not math.isfinite(v) and want.value is not None and math.isfinite(float(want.value)):
+            return f"{ROW} returned {v} for {case.label}: {OVERFLOW_HINT}"
+    if got.value is not None and got.value.shape != () and got.value.size == 1 and not got.is_tuple:
+        return (
+            f"{ROW} returned an array of shape {got.value.shape} for {case.label}; "
+            "return a single float (float(...))."
+        )
+    return _row_values(case, got, want)
+
+
+JUDGES = {
+    INIT: contract_judge,
+    f"{INIT}:scale": scale_judge,
+    f"{INIT}:distribution": distribution_judge,
+    f"{INIT}:rng": rng_judge,
+    ROW: row_judge,
+}
+expect = make_expect(JUDGES)

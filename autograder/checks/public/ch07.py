@@ -1,0 +1,283 @@
+"""Chapter 7's public judges and mistake models (pasted into the released notebook).
+
+``table_cost`` returns exact integers; each of its cells grades one property (``check=``):
+"tied" and "factorized" the parameter count, "bytes" the bytes against the function's own
+parameter count, "ints" the types (two Python ints, no 32-bit overflow). ``suggest_dim``: the
+rule's value ("suggest_dim") and the contract ("suggest_dim:contract": an int, ValueError).
+
+Every wrong count is modelled from the case and the expected value, never from the reference.
+"""
+
+from __future__ import annotations
+
+from ..compare import expected, shown
+from ..judges import common_problems
+from ..visible import make_expect
+
+COST = "table_cost"
+DIM = "suggest_dim"
+INT32_MAX = 2**31 - 1
+
+
+def _cost_args(case):
+    """(V, d, tied, m) of a table_cost call, m None when the table is not factorized."""
+    args = list(case.args) + [None] * (4 - len(case.args))
+    V, d, tied, m = args[:4]
+    return V, d, case.kwargs.get("tied", tied), case.kwargs.get("factor_m", m)
+
+
+def _wrap32(x: int) -> int:
+    """What an int32 computation of x leaves (two's-complement wrap-around)."""
+    return (x + 2**31) % 2**32 - 2**31
+
+
+def _pair(case, got, want):
+    """(problem, got_params, got_bytes, want_params, want_bytes) with Python ints (or floats)."""
+    problem = common_problems(case, got, want, COST)
+    if problem:
+        return problem, None, None, None, None
+    if not got.is_tuple or len(got.values) != 2 or any(v.shape != () for v in got.values):
+        what = ", ".join(got.types) or "nothing"
+        return (
+            f"{COST} should return a tuple of two numbers (params, bytes) for {case.label}; got {what}.",
+            None,
+            None,
+            None,
+            None,
+        )
+    g = [v.item() for v in got.values]  # Python int (or float) from a 0-d array
+    w = [int(v.item()) for v in want.values]
+    return None, g[0], g[1], w[0], w[1]
+
+
+def _overflow_message(case):
+    return (
+        f"{COST}'s numbers overflowed for {case.label}: they wrapped around like 32-bit integers "
+        f"(np.int32 holds at most {INT32_MAX:,}). Compute with Python ints, which never overflow "
+        "(do not convert V or d to np.int32)."
+    )
+
+
+def _on_params(explain):
+    """A judge of the parameter count: common problems first, then ``explain(case, got, want)``
+    for a wrong count (both counts as Python ints)."""
+
+    def judge(case, got, want):
+        problem, gp, _, wp, _ = _pair(case, got, want)
+        if problem:
+            return problem
+        return None if gp == wp else explain(case, gp, wp)
+
+    return judge
+
+
+# --------------------------------------------------------------------------------------------
+# test_cost_tied
+# --------------------------------------------------------------------------------------------
+@_on_params
+def tied_judge(case, gp, wp):
+    V, d, tied, _ = _cost_args(case)
+    if tied and gp == 2 * wp:
+        return (
+            f"{COST} counted the tied table twice for {case.label}: with tied=True the input "
+            f"table and the output layer are the same {V} x {d} matrix, stored once (half of the "
+            f"{gp:,} parameters counted)."
+        )
+    if not tied and 2 * gp == wp:
+        return (
+            f"{COST} counted one table for {case.label}: with tied=False the input table and the "
+            f"output layer are two separate V x d matrices (twice {gp:,} parameters)."
+        )
+    return f"{COST} returned {gp:,} parameters for {case.label}{expected(case, f'{wp:,}')}, which is not the count."
+
+
+# --------------------------------------------------------------------------------------------
+# test_cost_bytes
+# --------------------------------------------------------------------------------------------
+def bytes_judge(case, got, want):
+    problem, gp, gb, wp, wb = _pair(case, got, want)
+    if problem:
+        return problem
+    per = wb // wp if wp else 16  # bytes per parameter, from the expected pair
+    if gb == per * gp:
+        return None
+    if gp == int(gp) and gb == int(gb) and int(gb) == _wrap32(per * int(gp)):
+        return _overflow_message(case)
+    for factor, what in [
+        (
+            4,
+            "only the float32 weights (4 bytes per parameter): training with Adam also stores the "
+            "gradient and Adam's two moment estimates, 16 bytes per parameter in all",
+        ),
+        (
+            8,
+            "the weights and their gradients (8 bytes per parameter) but not Adam's two moment "
+            "estimates: 16 bytes per parameter in all",
+        ),
+        (
+            12,
+            "three of the four float32 numbers per parameter: the weight, its gradient and both of "
+            "Adam's moments make 16 bytes",
+        ),
+        (
+            2,
+            "2 bytes per parameter (float16 weights only); this model trains in float32 with Adam: "
+            "16 bytes per parameter",
+        ),
+        (
+            32,
+            "32 bytes per parameter; the weight, its gradient and Adam's two moments are 4 float32 "
+            "numbers of 4 bytes each: 16 bytes",
+        ),
+    ]:
+        if gb == factor * gp:
+            return f"{COST} counted {what} (for {case.label})."
+    if gp and gb == per * gp // 8:
+        return f"{COST} counted bits where bytes were wanted, or divided by 8 once too often (for {case.label})."
+    return f"{COST} returned {gb:,} bytes for {gp:,} parameters for {case.label}; expected 16 bytes per parameter (16 * params)."
+
+
+# --------------------------------------------------------------------------------------------
+# test_cost_factorized
+# --------------------------------------------------------------------------------------------
+@_on_params
+def factorized_judge(case, gp, wp):
+    V, d, tied, m = _cost_args(case)
+    n = 1 if tied else 2
+    projection = m * d
+    small = wp // n - projection  # the V x m part of one stored table, from the expected count
+    if gp == n * small:
+        return (
+            f"{COST} forgot the m x d projection for {case.label}: a factorized table is a "
+            f"V x m table ({small:,}) plus an m x d projection ({projection:,}) that maps its rows "
+            "up to width d."
+        )
+    if gp == n * V * d:
+        return f"{COST} ignored factor_m for {case.label}: with factor_m = {m} each table is V*m + m*d, not V*d."
+    if tied and gp == 2 * wp:
+        return (
+            f"{COST} counted the tied table twice for {case.label}: tied=True stores one "
+            f"factorized table (half of {gp:,} parameters), not two."
+        )
+    if not tied and gp == wp - projection:
+        return (
+            f"{COST} gave the two untied tables one shared projection for {case.label}: each stored "
+            "table is a V x m table plus its own m x d projection."
+        )
+    if gp == n * (small + V * d):
+        return f"{COST} used V x d for the projection for {case.label}; the projection is m x d ({m} x {d})."
+    return (
+        f"{COST} returned {gp:,} parameters for {case.label}; a factorized table is "
+        f"n_tables x (V x m + m x d){expected(case, f'{wp:,}', ' = ')}."
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# test_cost_python_ints
+# --------------------------------------------------------------------------------------------
+def ints_judge(case, got, want):
+    problem, gp, gb, wp, wb = _pair(case, got, want)
+    if problem:
+        return problem
+    ints = [g for g in (gp, gb) if g == int(g)]
+    overflow = (
+        any(t in ("numpy.int32", "numpy.int16", "numpy.uint32") for t in got.types)
+        or any(int(g) < 0 for g in ints)
+        or any(
+            int(g) == _wrap32(w) and int(g) != w
+            for g, w in zip((gp, gb), (wp, wb), strict=True)
+            if g == int(g)
+        )
+    )
+    if overflow and (gp != wp or gb != wb):
+        return _overflow_message(case)
+    bad = [t for t in got.types if t != "int"]
+    if bad:
+        if any(t in ("float", "numpy.float64", "numpy.float32") for t in bad):
+            return (
+                f"{COST} returned {', '.join(got.types)} for {case.label}: parameter and byte counts "
+                "are integers. Use integer arithmetic (* and //, not /) or int(...)."
+            )
+        return (
+            f"{COST} returned {', '.join(got.types)} for {case.label}; the contract asks for Python "
+            "ints (numpy integers have fixed sizes and can overflow): wrap them in int(...)."
+        )
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# suggest_dim
+# --------------------------------------------------------------------------------------------
+FORMULA = {"tf": "V ** 0.25", "fastai": "1.6 * V ** 0.56"}
+CAP = 600  # fastai's min(600, ...)
+
+
+def _dim_value(case, got, want):
+    problem = common_problems(case, got, want, DIM)
+    if problem or want.error_type is not None:
+        return problem, None, None
+    if got.is_tuple or got.value is None or got.value.shape != ():
+        return (
+            f"{DIM} should return one number for {case.label}; got {', '.join(got.types)}.",
+            None,
+            None,
+        )
+    return None, got.value.item(), int(want.value.item())
+
+
+def rule_judge(case, got, want):
+    """The rule's width. The wrong roundings are modelled from the expected width w: truncating
+    gives w - 1 where rounding went up, rounding up gives w + 1 where it went down."""
+    problem, g, w = _dim_value(case, got, want)
+    if problem:
+        return problem
+    if g == w:
+        return None
+    V, rule = case.args[0], case.args[1]
+    formula = FORMULA.get(rule, "the rule")
+    if rule == "fastai" and w == CAP and g > CAP:
+        return (
+            f"{DIM} forgot fastai's cap for {case.label}: the rule is min(600, ...), and "
+            "1.6 * V ** 0.56 is above 600 here."
+        )
+    if rule == "fastai" and g == CAP and w < CAP:
+        return f"{DIM} returned 600 for {case.label}: the rule is min(600, ...), not max."
+    if rule == "fastai" and g != w - 1 and g == min(CAP, round((1.6 * V) ** 0.56)):
+        return (
+            f"{DIM} raised 1.6 * V to the power 0.56 for {case.label}; the rule is 1.6 * (V ** 0.56): "
+            "** binds tighter than *, so 1.6 * V ** 0.56 is already right."
+        )
+    if g == w - 1:
+        return (
+            f"{DIM} truncated instead of rounding for {case.label}: int() drops the fraction "
+            f"of {formula} (use round())."
+        )
+    if g == w + 1:
+        return f"{DIM} rounded up for {case.label}: {formula} must be rounded to the nearest integer (use round(), not ceil)."
+    return f"{DIM} returned {g} for {case.label}, which is not {formula} rounded{expected(case, str(w), ' (')}{')' if shown(case) else ''}."
+
+
+def contract_judge(case, got, want):
+    if want.error_type is not None and got.error_type is None:
+        return f"{DIM} should raise ValueError for {case.label}: only 'tf' and 'fastai' are rules."
+    problem, g, w = _dim_value(case, got, want)
+    if problem or want.error_type is not None:
+        return problem
+    t = got.types[0]
+    if t != "int" and not t.startswith("numpy.int"):
+        return (
+            f"{DIM} returned a {t} ({g!r}) for {case.label}; a width is an int: round(x) returns "
+            "one, np.round(x) returns a float (wrap it in int(...))."
+        )
+    return None
+
+
+JUDGES = {
+    f"{COST}:tied": tied_judge,
+    f"{COST}:bytes": bytes_judge,
+    f"{COST}:factorized": factorized_judge,
+    f"{COST}:ints": ints_judge,
+    DIM: rule_judge,
+    f"{DIM}:contract": contract_judge,
+}
+expect = make_expect(JUDGES)
