@@ -34,6 +34,7 @@ ALLOWED_IMPORTS = {
     "__future__",
     "copy",
     "inspect",
+    "math",
     "numpy",
     "collections.abc",
     "dataclasses",
