@@ -1,0 +1,379 @@
+"""Chapter 3's public judge and mistake models for ``sparse_adam_step_`` (pasted into the
+released notebook).
+
+``sparse_adam_step_(E, m, v, ids, grad_out, t, lr, betas, eps)`` returns None and changes E, m
+and v in place, so every case grades those three after the call (``output=("args", (0, 1, 2))``).
+
+Every mistake is modelled from the case and the expected arrays (E1, m1, v1), never by running
+the rule: the summed gradient of a touched row is read back from the expected first moment,
+G = (m1 - b1 * m0) / (1 - b1), and the expected step is D = E0 - E1. A mistake in the step size or
+in eps scales D; a mistake in the moments changes m1 and v1 by what it does to G. A model gives
+None for an array it does not predict (any value is accepted there), or None for a case it
+cannot occur in.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..compare import close, differing_rows, fmt, shown, tolerance
+from ..judges import common_problems
+from ..visible import make_expect
+
+STEP = "sparse_adam_step_"
+NAMES = ["E", "m", "v", "ids", "grad_out", "t", "lr", "betas", "eps"]
+GRADED = ("E", "m", "v")
+DEFAULTS = {"lr": 1e-3, "betas": (0.9, 0.999), "eps": 1e-8}
+
+
+def _tol(dtype):
+    """float32: the framework's tolerance. float64: rtol = atol scale = 1e-6, looser than the
+    framework's 1e-9, so that a mistake whose effect scales with eps (1e-8 by default) costs the
+    cell that tests eps, not every cell; every other modelled mistake moves values far more."""
+    return tolerance(dtype) if np.dtype(dtype) != np.float64 else (1e-6, 1e-6)
+
+
+def near(got, want, dtype):
+    """close, with this chapter's tolerance."""
+    return close(got, want, dtype, tol=_tol(dtype))
+
+
+# ------------------------------------------------------------------------------------------
+# What a case says, and what its expected arrays say
+# ------------------------------------------------------------------------------------------
+def _inputs(case) -> dict:
+    """The call's arguments by name (positional, keyword, then the defaults)."""
+    given = dict(zip(NAMES, case.args, strict=False))
+    given.update(case.kwargs)
+    return {**DEFAULTS, **given}
+
+
+def _ids(case):
+    return np.asarray(_inputs(case)["ids"]).reshape(-1).astype(np.int64)
+
+
+def _step_size(lr, b1, b2, t):
+    """lr * sqrt(1 - b2**t) / (1 - b1**t): the step size SparseAdam uses at step t."""
+    return lr * np.sqrt(1 - b2**t) / (1 - b1**t)
+
+
+class _Parts:
+    """The inputs of a case and its expected arrays, in float64."""
+
+    def __init__(self, case, want):
+        a = _inputs(case)
+        self.E0, self.m0, self.v0 = (np.array(a[k], dtype=np.float64) for k in GRADED)
+        self.E1, self.m1, self.v1 = (np.array(w, dtype=np.float64) for w in want)
+        self.flat = _ids(case)
+        d = self.E0.shape[1]
+        self.g = np.asarray(a["grad_out"], dtype=np.float64).reshape(self.flat.size, d)
+        self.t, self.lr, self.eps = int(a["t"]), float(a["lr"]), float(a["eps"])
+        self.b1, self.b2 = (float(b) for b in a["betas"])
+        self.rows, self.counts = np.unique(self.flat, return_counts=True)
+        # the summed gradient of each row, as the expected first moment holds it
+        self.G = (self.m1 - self.b1 * self.m0) / (1 - self.b1)
+        self.D = self.E0 - self.E1  # the expected step of every row
+
+    def scaled(self, factor):
+        """[E, m, v] when the step of every row is D * factor (m and v as expected)."""
+        return [self.E0 - self.D * factor, self.m1, self.v1]
+
+    def alpha(self, t):
+        return _step_size(self.lr, self.b1, self.b2, t)
+
+
+def _repeats(case):
+    flat = _ids(case)
+    return flat.size != np.unique(flat).size
+
+
+def _model(when=None):
+    """A decorator: a model (parts -> [E, m, v]) that applies only to cases where ``when``
+    holds, and to cases with at least one id."""
+
+    def wrap(fn):
+        def model(case, want):
+            if _ids(case).size == 0 or (when is not None and not when(case)):
+                return None
+            return fn(_Parts(case, want))
+
+        return model
+
+    return wrap
+
+
+@_model(_repeats)
+def _per_occurrence(p):
+    """k Adam updates for an id that occurs k times, one per occurrence, in order: the moments
+    are the expected ones, plus what the k separate decays change (E not predicted)."""
+    m, v = p.m1.copy(), p.v1.copy()
+    for i, k in zip(p.rows, p.counts, strict=True):
+        if k < 2:
+            continue
+        gs = p.g[p.flat == i]
+        w1 = p.b1 ** np.arange(k - 1, -1, -1)[:, None]  # the later occurrences decay the earlier
+        w2 = p.b2 ** np.arange(k - 1, -1, -1)[:, None]
+        m[i] += (p.b1**k - p.b1) * p.m0[i] + (1 - p.b1) * ((w1 * gs).sum(axis=0) - p.G[i])
+        v[i] += (p.b2**k - p.b2) * p.v0[i] + (1 - p.b2) * ((w2 * gs * gs).sum(axis=0) - p.G[i] ** 2)
+    return [None, m, v]
+
+
+@_model(_repeats)
+def _last_write(p):
+    """m[ids] = ...: each repeated row keeps the last occurrence's gradient instead of the sum."""
+    m, v = p.m1.copy(), p.v1.copy()
+    for i in p.rows:
+        last = p.g[p.flat == i][-1]
+        m[i] += (1 - p.b1) * (last - p.G[i])
+        v[i] += (1 - p.b2) * (last**2 - p.G[i] ** 2)
+    return [None, m, v]
+
+
+@_model(_repeats)
+def _averaged(p):
+    """Each row's gradient divided by how often its id occurs."""
+    m, v = p.m1.copy(), p.v1.copy()
+    for i, k in zip(p.rows, p.counts, strict=True):
+        m[i] += (1 - p.b1) * (p.G[i] / k - p.G[i])
+        v[i] += (1 - p.b2) * ((p.G[i] / k) ** 2 - p.G[i] ** 2)
+    return [None, m, v]
+
+
+@_model()
+def _unchanged(p):
+    return [p.E0, p.m0, p.v0]
+
+
+@_model()
+def _dense(p):
+    """Dense Adam: the moments of the rows ids does not touch decay too (E not predicted)."""
+    untouched = np.setdiff1d(np.arange(p.E0.shape[0]), p.rows)
+    m, v = p.m1.copy(), p.v1.copy()
+    m[untouched] *= p.b1
+    v[untouched] *= p.b2
+    return [None, m, v]
+
+
+@_model()
+def _no_bias_correction(p):
+    return p.scaled(p.lr / p.alpha(p.t))
+
+
+def _eps_model(kind):
+    @_model()
+    def model(p):
+        root = np.sqrt(p.v1)
+        if kind == "inside":
+            new = np.sqrt(p.v1 + p.eps)
+        else:  # bias-corrected: eps * sqrt(1 - b2**t) added to the uncorrected sqrt(v)
+            new = root + p.eps * np.sqrt(1 - p.b2**p.t)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            factor = np.where(new > 0, (root + p.eps) / new, 1.0)
+        return p.scaled(factor)
+
+    return model
+
+
+def _t_model(dt):
+    @_model(lambda c: int(_inputs(c)["t"]) + dt >= 1)
+    def model(p):
+        return p.scaled(p.alpha(p.t + dt) / p.alpha(p.t))
+
+    return model
+
+
+@_model(lambda c: int(_inputs(c)["t"]) > 1)
+def _per_row_t(p):
+    """A row whose moments were zero bias-corrected as at t = 1 (a step counter per row)."""
+    fresh = np.zeros(p.E0.shape[0], dtype=bool)
+    fresh[p.rows] = ~(p.m0[p.rows].any(axis=1) | p.v0[p.rows].any(axis=1))
+    if not fresh.any():
+        return None
+    factor = np.where(fresh, p.alpha(1) / p.alpha(p.t), 1.0)[:, None]
+    return p.scaled(factor)
+
+
+PER_OCCURRENCE = (
+    "a repeated id was given one Adam update per occurrence: SparseAdam sums a row's gradients "
+    "first (coalesces them) and updates its moments and the row once with the sum. Adam is not "
+    "linear in g (it squares g and divides by sqrt(v)), so k small steps are not one step with "
+    "the summed gradient: this is the fancy-indexing trap in a new form"
+)
+LAST_WRITE = (
+    "only one occurrence of a repeated id reached m and v: `m[ids] = b1 * m[ids] + (1 - b1) * g` "
+    "writes each repeated row once, keeping the last occurrence's gradient (the fancy-indexing "
+    "trap). Sum the gradients per row first (np.add.at, np.unique + bincount), then update the "
+    "distinct rows"
+)
+NOT_IN_PLACE = (
+    "the caller's arrays did not change: sparse_adam_step_ must update E, m and v in place. "
+    "`E = E - ...`, `m = b1 * m + ...` or a converted copy (`E.astype(np.float64)`, "
+    "`np.asarray(E, dtype=np.float64)` on a float32 table) make new arrays and only rebind the "
+    "local name; write into the arrays instead (E[rows] -= ..., m[rows] = ...) and keep their dtype"
+)
+T_MINUS_ONE = (
+    "the step number is off by one (t - 1 used): the caller passes this step's number, 1 for "
+    "the first step, and the bias corrections use it as it is"
+)
+
+# (name, message, model(case, want) -> [E, m, v] with None for an array not predicted, or None)
+MISTAKES = [
+    ("per_occurrence", PER_OCCURRENCE, _per_occurrence),
+    ("last_write", LAST_WRITE, _last_write),
+    (
+        "averaged",
+        "repeated ids were averaged: a row's gradient is the sum of its occurrences' gradients, "
+        "not their mean",
+        _averaged,
+    ),
+    ("not_in_place", NOT_IN_PLACE, _unchanged),
+    (
+        "dense",
+        "rows that ids does not touch changed (dense Adam): SparseAdam is lazy, so the moments "
+        "of untouched rows do not decay and those rows do not move; update only the rows in ids",
+        _dense,
+    ),
+    (
+        "no_bias_correction",
+        "the bias correction is missing: the step size is lr * sqrt(1 - b2**t) / (1 - b1**t), "
+        "not lr (m and v start at zero, so early moments are too small without it)",
+        _no_bias_correction,
+    ),
+    (
+        "eps_inside",
+        "eps went inside the square root: the denominator is sqrt(v) + eps, not sqrt(v + eps)",
+        _eps_model("inside"),
+    ),
+    (
+        "eps_corrected",
+        "eps was bias-corrected (m_hat / (sqrt(v_hat) + eps), torch.optim.Adam's form): "
+        "SparseAdam folds both corrections into the step size and adds eps to the uncorrected "
+        "sqrt(v), so the update is step_size * m / (sqrt(v) + eps)",
+        _eps_model("corrected"),
+    ),
+    (
+        "t_plus_one",
+        "the step number is off by one (t + 1 used): the caller passes this step's number, 1 for "
+        "the first step; do not add 1 to it",
+        _t_model(+1),
+    ),
+    ("t_minus_one", T_MINUS_ONE, _t_model(-1)),
+    (
+        "per_row_t",
+        "a row touched for the first time was bias-corrected as if t were 1: a step counter per "
+        "row. SparseAdam keeps one step counter per table (the t you are given), even for rows "
+        "whose moments are still zero",
+        _per_row_t,
+    ),
+]
+
+
+# ------------------------------------------------------------------------------------------
+# The judge
+# ------------------------------------------------------------------------------------------
+def _error_hint(case, got):
+    """An exception that usually has one cause."""
+    a = _inputs(case)
+    ids = np.asarray(a["ids"])
+    err = got.error or ""
+    if got.error_type == "ZeroDivisionError" and a["t"] == 1:
+        return (
+            f"{STEP} raised ZeroDivisionError at t = 1 for {case.label}: at the first step "
+            "1 - b1**t is 1 - b1, not 0; a zero there means "
+            f"{T_MINUS_ONE} (the error was: {err})"
+        )
+    if ids.size == 0 and ("size 0" in err or "zero-size" in err):
+        return (
+            f"{STEP} raised {got.error_type} for {case.label}: {err}. With no ids there is no "
+            "step: reshape with the width (grad_out.reshape(-1, d), d = E.shape[1]), or return "
+            "early when ids is empty"
+        )
+    if ids.ndim != 1 and ids.size:
+        return (
+            f"{STEP} raised {got.error_type} for {case.label} (ids of shape {ids.shape}): it "
+            "works only for 1-D ids. ids can have any shape: flatten ids to (N,) and grad_out "
+            f"to (N, d) first (reshape). The error was: {err}"
+        )
+    return None
+
+
+def _named(case, got, want, dtype):
+    """The message of the first modelled mistake that explains the wrong arrays: every wrong
+    array it predicts is what the student left, at least one of them."""
+    wrong = [not near(g, w, dtype) for g, w in zip(got, want, strict=True)]
+    for _name, message, model in MISTAKES:
+        alt = model(case, want)
+        if alt is None:
+            continue
+        explains = any(
+            bad and a is not None and not near(a, w, dtype) and near(g, a, dtype)
+            for bad, g, a, w in zip(wrong, got, alt, want, strict=True)
+        )
+        fits = all(
+            not bad or a is None or near(g, a, dtype)
+            for bad, g, a in zip(wrong, got, alt, strict=True)
+        )
+        if explains and fits:
+            return f"{message} (for {case.label})"
+    return None
+
+
+def _where(case, name, g, w, dtype):
+    rows = differing_rows(g, w, dtype, tol=_tol(dtype))
+    touched = set(_ids(case).tolist())
+    untouched = [r for r in rows if r not in touched]
+    text = f"{STEP} left wrong values in {name} for {case.label}: rows {rows} differ"
+    if untouched and len(untouched) == len(rows):
+        text += " and none of them is in ids (rows that ids does not touch must not change)"
+    if shown(case) and rows:
+        r = rows[0]
+        text += f"; {name}[{r}] is {fmt(g[r])}, expected {fmt(w[r])}"
+    return text + "."
+
+
+def adam_judge(case, got, want):
+    """Problems with the call, then shapes and dtypes, then values (a named mistake first)."""
+    hint = _error_hint(case, got) if got.error_type not in (None, "NotImplementedError") else None
+    problem = hint or common_problems(case, got, want, STEP)
+    if problem or want.error_type is not None:
+        return problem
+    dtype = want.values[0].dtype
+    for name, g, w in zip(GRADED, got.values, want.values, strict=True):
+        if g.shape != w.shape or g.dtype != w.dtype:
+            return (
+                f"{STEP} changed {name} from {w.dtype} {w.shape} to {g.dtype} {g.shape} for "
+                f"{case.label}: update the caller's arrays in place, keeping their shape and dtype."
+            )
+    if all(near(g, w, dtype) for g, w in zip(got.values, want.values, strict=True)):
+        return None
+    named = _named(case, got.values, want.values, dtype)
+    if named:
+        return named
+    for name, g, w in zip(GRADED, got.values, want.values, strict=True):
+        if not np.all(np.isfinite(g.astype(np.float64))) and np.all(np.isfinite(w)):
+            text = (
+                f"{STEP} left NaN or inf in {name} for {case.label}; the expected values are finite"
+            )
+            if _inputs(case)["t"] == 1:
+                text += f". At t = 1, a 0 in 1 - b1**t usually means {T_MINUS_ONE}"
+            return text + "."
+        if not near(g, w, dtype):
+            return _where(case, name, g, w, dtype)
+    return None
+
+
+def in_place_judge(case, got, want):
+    msg = adam_judge(case, got, want)
+    if msg:
+        return msg
+    if not got.returned_none:
+        return (
+            f"{STEP} returned something for {case.label}; it should return None. It updates E, m "
+            "and v in place, so there is nothing to return (like list.sort(), or PyTorch's "
+            "optimizer.step(), which changes the parameters and its state)."
+        )
+    return None
+
+
+JUDGES = {STEP: adam_judge, f"{STEP}:in_place": in_place_judge}
+expect = make_expect(JUDGES)

@@ -1,0 +1,376 @@
+"""The capstone's public judges and mistake models (pasted into the released notebook).
+
+Exercises 1 to 3's functions get compact judges of their own here (a released notebook holds one
+chapter's public module only), naming their key mistakes; ``train_step_`` gets two: the loss it
+returns, and the E, m and v it leaves (``output=("args", (0, 1, 2))``).
+
+Every mistake is modelled from the case and the expected values, never by running the rule: the
+summed gradient of a touched row is read back from the expected first moment,
+G = (m1 - b1 * m0) / (1 - b1), and the expected step is D = E0 - E1, so a mistake in t or lr
+scales D and a mistake in the gradient changes m1 and v1 by what it does to G. The per-position
+gradients dL/dH (``meta["G"]``, what the given model_grads returns) and the loss after the
+update (``meta["loss_after"]``) come with the case where a model needs them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ..compare import close, differing_rows, fmt, shown
+from ..judges import Mistake, array_judge, common_problems
+from ..visible import make_expect
+
+FWD, BWD, ADAM, STEP = "embedding_forward", "embedding_backward", "sparse_adam_step_", "train_step_"
+GRADED = ("E", "m", "v")
+B1, B2, EPS, LR = 0.9, 0.999, 1e-8, 1e-3  # sparse_adam_step_'s defaults
+
+
+def _tol(dtype):
+    return (1e-6, 1e-6) if np.dtype(dtype) == np.float64 else (2e-4, 2e-5)
+
+
+def near(got, want, dtype):
+    """close, with the tolerance of a whole Adam step."""
+    return close(got, want, dtype, tol=_tol(dtype))
+
+
+def _step_size(lr, t, b1=B1, b2=B2):
+    """lr * sqrt(1 - b2**t) / (1 - b1**t): the step size SparseAdam uses at step t."""
+    return lr * np.sqrt(1 - b2**t) / (1 - b1**t)
+
+
+# ------------------------------------------------------------------------------------------
+# Exercises 1 and 2
+# ------------------------------------------------------------------------------------------
+def _flattened(case, want):
+    E, ids = case.args
+    return want.reshape(-1, np.shape(E)[1]) if np.ndim(ids) != 1 else None
+
+
+def _flat(ids):
+    return np.asarray(ids).reshape(-1).astype(np.int64)
+
+
+def _overwrite(case, want):
+    """dE[ids] += g: each repeated row keeps one gradient (the last) instead of the sum."""
+    ids, g = _flat(case.args[0]), np.asarray(case.args[1])
+    if ids.size == np.unique(ids).size:
+        return None
+    g = g.reshape(ids.size, g.shape[-1])
+    out = want.copy()
+    for i in np.unique(ids):
+        out[i] = g[ids == i][-1]
+    return out
+
+
+def _averaged(case, want):
+    ids = _flat(case.args[0])
+    if ids.size == np.unique(ids).size:
+        return None
+    counts = np.bincount(ids, minlength=want.shape[0])[:, None]
+    return (want / np.maximum(counts, 1)).astype(want.dtype)
+
+
+TRAP = (
+    "repeated ids overwrote each other instead of accumulating: an id that occurs k times must "
+    "receive the sum of its k gradients, but dE[ids] += g (or dE[ids] = g) keeps only one of them, "
+    "because numpy reads all rows first and writes each repeated row once. Accumulate with a loop "
+    "over positions, np.add.at, or np.bincount"
+)
+
+forward_judge = array_judge(
+    FWD,
+    mistakes=[
+        Mistake(
+            "flattened",
+            "embedding_forward lost the shape of ids: the result must have shape ids.shape + "
+            "(d,); index with the whole array (E[ids]) or reshape back",
+            _flattened,
+        )
+    ],
+)
+backward_judge = array_judge(
+    BWD,
+    mistakes=[
+        Mistake("overwrite", TRAP, _overwrite),
+        Mistake(
+            "averaged",
+            "repeated ids were averaged instead of summed: an id that occurs k times gets the "
+            "sum of its k gradients, not their mean",
+            _averaged,
+        ),
+    ],
+)
+
+
+# ------------------------------------------------------------------------------------------
+# A step of Adam, as its expected arrays say (exercise 3 and the training step)
+# ------------------------------------------------------------------------------------------
+class _Step:
+    """E, m, v before (the case) and after (the expected values) a lazy Adam step, float64;
+    ``flat`` and ``g``: the ids and the per-position gradients, when known."""
+
+    def __init__(self, before, after, flat, g, t, lr):
+        self.E0, self.m0, self.v0 = (np.array(a, dtype=np.float64) for a in before)
+        self.E1, self.m1, self.v1 = (np.array(a, dtype=np.float64) for a in after)
+        self.flat, self.t, self.lr = flat, int(t), float(lr)
+        self.g = None if g is None else np.asarray(g, dtype=np.float64).reshape(flat.size, -1)
+        self.rows, self.counts = np.unique(flat, return_counts=True)
+        self.G = (self.m1 - B1 * self.m0) / (1 - B1)  # each row's summed gradient
+        self.D = self.E0 - self.E1
+
+    def scaled(self, factor):
+        return [self.E0 - self.D * factor, self.m1, self.v1]
+
+    def moments_with(self, gradient_of):
+        """[None, m, v] when row i's gradient is gradient_of(i) instead of the sum."""
+        m, v = self.m1.copy(), self.v1.copy()
+        for i in self.rows:
+            gi = gradient_of(i)
+            m[i] += (1 - B1) * (gi - self.G[i])
+            v[i] += (1 - B2) * (gi**2 - self.G[i] ** 2)
+        return [None, m, v]
+
+    def per_occurrence(self):
+        """k updates for an id that occurs k times, one per occurrence (E not predicted)."""
+        m, v = self.m1.copy(), self.v1.copy()
+        for i, k in zip(self.rows, self.counts, strict=True):
+            gs, later = self.g[self.flat == i], np.arange(k - 1, -1, -1)[:, None]
+            m[i] += (B1**k - B1) * self.m0[i] + (1 - B1) * ((B1**later * gs).sum(0) - self.G[i])
+            v[i] += (B2**k - B2) * self.v0[i] + (1 - B2) * (
+                (B2**later * gs * gs).sum(0) - self.G[i] ** 2
+            )
+        return [None, m, v]
+
+    def dense(self):
+        """The rows not touched decay their moments too (E not predicted)."""
+        untouched = np.setdiff1d(np.arange(self.E0.shape[0]), self.rows)
+        m, v = self.m1.copy(), self.v1.copy()
+        m[untouched] *= B1
+        v[untouched] *= B2
+        return [None, m, v]
+
+
+def _named(case, got, want, dtype, mistakes, steps):
+    """The first mistake whose model predicts every wrong array it predicts (at least one)."""
+    if steps is None:
+        return None
+    wrong = [not near(g, w, dtype) for g, w in zip(got, want, strict=True)]
+    for message, model in mistakes:
+        alt = model(steps)
+        if alt is None:
+            continue
+        explains = any(
+            bad and a is not None and not near(a, w, dtype) and near(g, a, dtype)
+            for bad, g, a, w in zip(wrong, got, alt, want, strict=True)
+        )
+        fits = all(
+            not bad or a is None or near(g, a, dtype)
+            for bad, g, a in zip(wrong, got, alt, strict=True)
+        )
+        if explains and fits:
+            return f"{message} (for {case.label})"
+    return None
+
+
+def _repeated(s):
+    return bool((s.counts > 1).any())
+
+
+def _arrays_judge(fname, ids_name, parts, mistakes, unchanged_message):
+    """Judge a function that changes E, m and v in place (arguments 0, 1, 2)."""
+
+    def judge(case, got, want):
+        problem = common_problems(case, got, want, fname)
+        if problem or want.error_type is not None:
+            return problem
+        dtype = want.values[0].dtype
+        for name, g, w in zip(GRADED, got.values, want.values, strict=True):
+            if g.shape != w.shape or g.dtype != w.dtype:
+                return (
+                    f"{fname} changed {name} from {w.dtype} {w.shape} to {g.dtype} {g.shape} for "
+                    f"{case.label}: update the caller's arrays in place, keeping shape and dtype."
+                )
+        if all(near(g, w, dtype) for g, w in zip(got.values, want.values, strict=True)):
+            return None
+        steps = parts(case, want.values)
+        if steps is not None and all(
+            near(g, a, dtype)
+            for g, a in zip(got.values, (steps.E0, steps.m0, steps.v0), strict=True)
+        ):
+            return f"{unchanged_message} (for {case.label})"
+        named = _named(case, got.values, want.values, dtype, mistakes, steps)
+        if named:
+            return named
+        touched = set() if steps is None else set(steps.flat.tolist())
+        for name, g, w in zip(GRADED, got.values, want.values, strict=True):
+            if not np.all(np.isfinite(g.astype(np.float64))):
+                return f"{fname} left NaN or inf in {name} for {case.label}; the expected values are finite."
+            if not near(g, w, dtype):
+                rows = differing_rows(g, w, dtype, tol=_tol(dtype))
+                text = f"{fname} left wrong values in {name} for {case.label}: rows {rows} differ"
+                if rows and not touched.intersection(rows):
+                    text += f" and none of them is in {ids_name} (rows it does not touch must not change)"
+                if shown(case) and rows:
+                    text += f"; {name}[{rows[0]}] is {fmt(g[rows[0]])}, expected {fmt(w[rows[0]])}"
+                return text + "."
+        return None
+
+    return judge
+
+
+PER_OCCURRENCE = (
+    "a repeated id was given one Adam update per occurrence: SparseAdam sums a row's gradients "
+    "first (coalesces them) and updates the row once with the sum; Adam is not linear in g, so "
+    "k small steps are not one step with the summed gradient (the fancy-indexing trap of chapter 3)"
+)
+
+
+def _adam_parts(case, want):
+    names = ["E", "m", "v", "ids", "grad_out", "t", "lr", "betas", "eps"]
+    a = {"lr": LR, "betas": (B1, B2), "eps": EPS, **dict(zip(names, case.args, strict=False))}
+    a.update(case.kwargs)
+    flat = _flat(a["ids"])
+    if flat.size == 0 or tuple(a["betas"]) != (B1, B2) or a["eps"] != EPS:
+        return None  # this compact judge models the default betas and eps only
+    return _Step([a["E"], a["m"], a["v"]], want, flat, a["grad_out"], a["t"], a["lr"])
+
+
+ADAM_MISTAKES = [
+    (PER_OCCURRENCE, lambda s: s.per_occurrence() if _repeated(s) else None),
+    (
+        "only one occurrence of a repeated id reached m and v: `m[ids] = ...` writes each "
+        "repeated row once (the fancy-indexing trap). Sum the gradients per row first",
+        lambda s: s.moments_with(lambda i: s.g[s.flat == i][-1]) if _repeated(s) else None,
+    ),
+    (
+        "rows that ids does not touch changed (dense Adam): SparseAdam is lazy, their moments "
+        "do not decay and they do not move",
+        lambda s: s.dense(),
+    ),
+    (
+        "the bias correction is missing: the step size is lr * sqrt(1 - b2**t) / (1 - b1**t)",
+        lambda s: s.scaled(s.lr / _step_size(s.lr, s.t)),
+    ),
+    (
+        "the step number is off by one (t + 1 used): t is this step's number, 1 for the first",
+        lambda s: s.scaled(_step_size(s.lr, s.t + 1) / _step_size(s.lr, s.t)),
+    ),
+    (
+        "the step number is off by one (t - 1 used): t is this step's number, 1 for the first",
+        lambda s: s.scaled(_step_size(s.lr, s.t - 1) / _step_size(s.lr, s.t)) if s.t > 1 else None,
+    ),
+]
+
+_adam_values = _arrays_judge(
+    ADAM,
+    "ids",
+    _adam_parts,
+    ADAM_MISTAKES,
+    "the caller's arrays did not change: sparse_adam_step_ must update E, m and v in place "
+    "(E[rows] -= ..., m[rows] = ...), not rebind new arrays to the names",
+)
+
+
+def adam_judge(case, got, want):
+    if got.error_type == "ZeroDivisionError":
+        return (
+            f"{ADAM} raised ZeroDivisionError for {case.label}: 1 - b1**t is 0 only at t = 0, so "
+            "the step number is off by one (t - 1 used): t is this step's number, 1 for the first"
+        )
+    return _adam_values(case, got, want)
+
+
+# ------------------------------------------------------------------------------------------
+# The training step
+# ------------------------------------------------------------------------------------------
+def _train_parts(case, want):
+    E, m, v, params, X, Y, t, lr = (*case.args, LR)[:8]
+    lr = case.kwargs.get("lr", lr)
+    return _Step([E, m, v], want, _flat(X), case.meta.get("G"), t, lr)
+
+
+def _known(s):
+    return s.g is not None and _repeated(s)
+
+
+TRAIN_MISTAKES = [
+    (
+        "a repeated id got one Adam update per occurrence (sparse_adam_step_ called once per "
+        "position of X): the fancy-indexing trap of chapter 3. Sum a row's gradients first "
+        "(embedding_backward does it) and give each touched row one update with the sum",
+        lambda s: s.per_occurrence() if _known(s) else None,
+    ),
+    (
+        "repeated ids overwrote each other in the table's gradient: only one occurrence of a "
+        "repeated id reached it. `dE[X] += G` (in train_step_, or in your embedding_backward) "
+        "writes each repeated row once; a repeated id must receive the sum of all its rows of G "
+        "(np.add.at, as in exercise 2)",
+        lambda s: s.moments_with(lambda i: s.g[s.flat == i][-1]) if _known(s) else None,
+    ),
+    (
+        "rows that X does not touch changed: the update was applied to every row of the table "
+        "(with a zero gradient, Adam still decays their moments and moves them). Pass only the "
+        "rows that occur in X (np.unique(X)) and their gradients to sparse_adam_step_",
+        lambda s: s.dense(),
+    ),
+    (
+        "the step number was not passed on: the update used t = 1 (the bias corrections of the "
+        "first step) at a later step. Call sparse_adam_step_ with the t you were given",
+        lambda s: s.scaled(_step_size(s.lr, 1) / _step_size(s.lr, s.t)) if s.t != 1 else None,
+    ),
+    (
+        "the step number is off by one (t + 1 used): the caller passes this step's number, 1 "
+        "for the first step; pass it to sparse_adam_step_ as it is",
+        lambda s: s.scaled(_step_size(s.lr, s.t + 1) / _step_size(s.lr, s.t)),
+    ),
+    (
+        "the learning rate was not passed on: the update used sparse_adam_step_'s default "
+        "lr = 1e-3 instead of the lr train_step_ was given",
+        lambda s: s.scaled(LR / s.lr) if s.lr != LR else None,
+    ),
+]
+
+update_judge = _arrays_judge(
+    STEP,
+    "X",
+    _train_parts,
+    TRAIN_MISTAKES,
+    f"the caller's E, m and v did not change: {STEP} must update them in place "
+    "(sparse_adam_step_ does, if you hand it the caller's arrays, not copies)",
+)
+
+
+def loss_judge(case, got, want):
+    """The loss before the update, returned as one float (E, m, v may change: they are the
+    step's outputs, graded by the other checks)."""
+    got = dataclasses.replace(got, modified=[i for i in got.modified if i > 2])
+    if got.returned_none and got.error_type is None:
+        return f"{STEP} returned None for {case.label}. Did you forget the return statement?"
+    problem = common_problems(case, got, want, STEP)
+    if problem or want.error_type is not None:
+        return problem
+    if got.is_tuple or got.value is None or got.value.size != 1:
+        return f"{STEP} should return the loss (one float) for {case.label}, got {', '.join(got.types)}."
+    g, w = float(got.value.reshape(())), float(want.value.reshape(()))
+    if np.isclose(g, w, rtol=1e-5, atol=1e-6):
+        return None
+    after = case.meta.get("loss_after")
+    if after is not None and np.isclose(g, after, rtol=1e-5, atol=1e-6):
+        return (
+            f"{STEP} returned the loss after the update for {case.label}: return the loss that "
+            "model_grads computed before the table changed (the loss of this batch at this step)."
+        )
+    shown_w = f", expected {w:.6f}" if shown(case) else ""
+    return f"{STEP} returned the loss {g:.6f} for {case.label}{shown_w}, which is not right."
+
+
+def train_step_judge(case, got, want):
+    """The loss (output "return") or the arrays it changes (output ("args", (0, 1, 2)))."""
+    return (loss_judge if case.output == "return" else update_judge)(case, got, want)
+
+
+JUDGES = {FWD: forward_judge, BWD: backward_judge, ADAM: adam_judge, STEP: train_step_judge}
+expect = make_expect(JUDGES)
