@@ -198,3 +198,31 @@ def shape_judge(
         return f"{fname} returned shape {g.shape} for {case.label}; expected {expected}{w.shape}.{hint}"
 
     return judge
+
+
+def explains(got: Sequence, want: Sequence, alt: Sequence, near: Callable) -> bool:
+    """Does a mistake's prediction ``alt`` (an array, or None for "not predicted", per graded
+    array) explain a wrong answer of several arrays? Every wrong array it predicts is what the
+    student left, and at least one wrong array is predicted (and differs from the right one).
+    ``near(a, b)`` is the chapter's comparison."""
+    wrong = [not near(g, w) for g, w in zip(got, want, strict=True)]
+    predicted = any(
+        bad and a is not None and not near(a, w) and near(g, a)
+        for bad, g, a, w in zip(wrong, got, alt, want, strict=True)
+    )
+    fits = all(
+        not bad or a is None or near(g, a) for bad, g, a in zip(wrong, got, alt, strict=True)
+    )
+    return predicted and fits
+
+
+def in_place_problem(case: Case, got: Outcome, want: Outcome, fname: str, names) -> str | None:
+    """For a function that changes several arrays in place: the first one whose shape or dtype
+    the call changed (a copy rebound to the name, an upcast), or None."""
+    for name, g, w in zip(names, got.values, want.values, strict=True):
+        if g.shape != w.shape or g.dtype != w.dtype:
+            return (
+                f"{fname} changed {name} from {w.dtype} {w.shape} to {g.dtype} {g.shape} for "
+                f"{case.label}: update the caller's arrays in place, keeping their shape and dtype."
+            )
+    return None

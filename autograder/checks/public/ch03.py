@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..compare import close, differing_rows, fmt, shown, tolerance
-from ..judges import common_problems
+from ..judges import common_problems, explains, in_place_problem
 from ..visible import make_expect
 
 STEP = "sparse_adam_step_"
@@ -298,22 +298,10 @@ def _error_hint(case, got):
 
 
 def _named(case, got, want, dtype):
-    """The message of the first modelled mistake that explains the wrong arrays: every wrong
-    array it predicts is what the student left, at least one of them."""
-    wrong = [not near(g, w, dtype) for g, w in zip(got, want, strict=True)]
+    """The message of the first modelled mistake that explains the wrong arrays."""
     for _name, message, model in MISTAKES:
         alt = model(case, want)
-        if alt is None:
-            continue
-        explains = any(
-            bad and a is not None and not near(a, w, dtype) and near(g, a, dtype)
-            for bad, g, a, w in zip(wrong, got, alt, want, strict=True)
-        )
-        fits = all(
-            not bad or a is None or near(g, a, dtype)
-            for bad, g, a in zip(wrong, got, alt, strict=True)
-        )
-        if explains and fits:
+        if alt is not None and explains(got, want, alt, lambda a, b: near(a, b, dtype)):
             return f"{message} (for {case.label})"
     return None
 
@@ -338,12 +326,9 @@ def adam_judge(case, got, want):
     if problem or want.error_type is not None:
         return problem
     dtype = want.values[0].dtype
-    for name, g, w in zip(GRADED, got.values, want.values, strict=True):
-        if g.shape != w.shape or g.dtype != w.dtype:
-            return (
-                f"{STEP} changed {name} from {w.dtype} {w.shape} to {g.dtype} {g.shape} for "
-                f"{case.label}: update the caller's arrays in place, keeping their shape and dtype."
-            )
+    problem = in_place_problem(case, got, want, STEP, GRADED)
+    if problem:
+        return problem
     if all(near(g, w, dtype) for g, w in zip(got.values, want.values, strict=True)):
         return None
     named = _named(case, got.values, want.values, dtype)

@@ -19,7 +19,7 @@ import dataclasses
 import numpy as np
 
 from ..compare import close, differing_rows, fmt, shown
-from ..judges import Mistake, array_judge, common_problems
+from ..judges import Mistake, array_judge, common_problems, explains, in_place_problem
 from ..visible import make_expect
 
 FWD, BWD, ADAM, STEP = "embedding_forward", "embedding_backward", "sparse_adam_step_", "train_step_"
@@ -154,23 +154,12 @@ class _Step:
 
 
 def _named(case, got, want, dtype, mistakes, steps):
-    """The first mistake whose model predicts every wrong array it predicts (at least one)."""
+    """The first mistake whose model explains the wrong arrays (judges.explains)."""
     if steps is None:
         return None
-    wrong = [not near(g, w, dtype) for g, w in zip(got, want, strict=True)]
     for message, model in mistakes:
         alt = model(steps)
-        if alt is None:
-            continue
-        explains = any(
-            bad and a is not None and not near(a, w, dtype) and near(g, a, dtype)
-            for bad, g, a, w in zip(wrong, got, alt, want, strict=True)
-        )
-        fits = all(
-            not bad or a is None or near(g, a, dtype)
-            for bad, g, a in zip(wrong, got, alt, strict=True)
-        )
-        if explains and fits:
+        if alt is not None and explains(got, want, alt, lambda a, b: near(a, b, dtype)):
             return f"{message} (for {case.label})"
     return None
 
@@ -187,12 +176,9 @@ def _arrays_judge(fname, ids_name, parts, mistakes, unchanged_message):
         if problem or want.error_type is not None:
             return problem
         dtype = want.values[0].dtype
-        for name, g, w in zip(GRADED, got.values, want.values, strict=True):
-            if g.shape != w.shape or g.dtype != w.dtype:
-                return (
-                    f"{fname} changed {name} from {w.dtype} {w.shape} to {g.dtype} {g.shape} for "
-                    f"{case.label}: update the caller's arrays in place, keeping shape and dtype."
-                )
+        problem = in_place_problem(case, got, want, fname, GRADED)
+        if problem:
+            return problem
         if all(near(g, w, dtype) for g, w in zip(got.values, want.values, strict=True)):
             return None
         steps = parts(case, want.values)
