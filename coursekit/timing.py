@@ -458,7 +458,8 @@ def _busier(times, costs, i: int):
 
 def miss_kind(result, label: str, i: int) -> str:
     """Which effect the model leaves out at point i of a method: "busy" (other work was timed
-    with it), "cache", "fresh" (new memory each call), "overhead" or "rate"."""
+    with it), "cache", "fresh" (new memory each call), "overhead", "rate" (another rate than the
+    calibration product's), or "noise" (it is the calibration product itself, same shape)."""
     cost, t = result["costs"][label][i], result["times"][label][i]
     p, cal = result["predicted"][label][i], result["calibration"]
     rated = cal["rate_of"].get(label)
@@ -470,6 +471,8 @@ def miss_kind(result, label: str, i: int) -> str:
         return "fresh"
     if t > p and cost.calls * cal["overhead"] > p / 2:
         return "overhead"
+    if rated and tuple(cost.shape) == tuple(rated):
+        return "noise"
     return "rate"
 
 
@@ -485,6 +488,8 @@ def _effect(result, label: str, kind: str) -> str:
         "page by page, a cost that bytes over bandwidth leaves out",
         "overhead": f"{label} is mostly fixed per-call cost ({where}) at that size",
         "rate": f"{label} ran at another rate than the calibration {than}",
+        "noise": f"{label} has the calibration product's own shape, so the difference is noise "
+        "in the calibration or the timing (calibrate longer: a larger min_run_time)",
     }[kind]
 
 
@@ -500,6 +505,7 @@ def miss_reason(result, label: str, i: int) -> str:
         "fresh": f"{_fmt_bytes(cost.fresh)} of new memory per call",
         "overhead": f"{_fmt_seconds(t)} per call",
         "rate": f"{value:,.1f} {unit} against the calibrated {ref / 1e9:,.1f}",
+        "noise": f"{value:,.1f} {unit} against the calibrated {ref / 1e9:,.1f}",
     }[kind]
     return f"{_effect(result, label, kind)} ({detail})"
 

@@ -3,7 +3,8 @@
 A leak of a solution is a run of its lines, so we look for every pair of consecutive substantive
 lines of a solution or hidden-test region, after normalising the public text the same way (HTML
 tags and highlighting removed, notebooks reduced to their cell sources and outputs, each line
-stripped). Single generic lines such as ``if mode == "mean":`` may appear in a chapter's own
+stripped of its trailing comment and its runs of spaces collapsed, so that a copy with other
+comments or spacing is found too). Single generic lines such as ``if mode == "mean":`` may appear in a chapter's own
 examples; a pair of consecutive solution lines may not.
 """
 
@@ -21,6 +22,15 @@ SECRET_MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END H
 TEXT_SUFFIXES = {".html", ".txt", ".md", ".ipynb", ".py", ".js", ".json", ".yml", ""}
 
 
+# A trailing comment: whitespace, '#', the rest of the line (not a '#' inside a string literal).
+_COMMENT = re.compile(r"\s+#(?![^\"']*[\"'][^\"']*$).*$")
+
+
+def canonical(line: str) -> str:
+    """A line without its trailing comment, its runs of whitespace collapsed to one space."""
+    return " ".join(_COMMENT.sub("", line).split())
+
+
 def _substantive(line: str) -> bool:
     s = line.strip()
     return len(s) >= 6 and not s.startswith("#") and s not in {'"""', "'''"}
@@ -32,7 +42,7 @@ def secret_regions(assignment: str) -> list[list[str]]:
     for cell in notebooks.read(source_notebook(assignment))["cells"]:
         current = None
         for line in notebooks.source(cell).splitlines():
-            s = line.strip()
+            s = canonical(line)
             if s.startswith("### BEGIN"):
                 current = []
                 continue
@@ -73,7 +83,7 @@ def normalise(path: Path, text: str) -> str:
             pass
     elif path.suffix == ".html":
         text = html.unescape(re.sub(r"<[^>]+>", "", text))
-    return "\n".join(s for s in (line.strip() for line in text.splitlines()) if s)
+    return "\n".join(s for s in (canonical(line) for line in text.splitlines()) if s)
 
 
 def find_leaks(paths) -> list[str]:

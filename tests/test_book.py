@@ -32,6 +32,15 @@ def test_the_leak_finder_finds_a_pasted_solution(tmp_path):
     assert find_leaks([page])
 
 
+def test_the_leak_finder_sees_through_comments_and_spacing(tmp_path):
+    """A solution pasted with its comments changed and its spacing altered is caught too."""
+    pair = next(p for p in secret_pairs() if "\n" in p and " " in p.split("\n")[0])
+    first, second = pair.split("\n")
+    page = tmp_path / "page.md"
+    page.write_text("    " + first.replace(" ", "   ", 1) + "   # my own note\n" + second + "\n")
+    assert find_leaks([page])
+
+
 @pytest.mark.parametrize("assignment", assignments())
 def test_exercise_page_offers_the_notebook_download(built_site, assignment):
     page = (built_site / "exercises" / assignment / f"{assignment}.html").read_text(

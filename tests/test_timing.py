@@ -144,6 +144,7 @@ def test_the_miss_reason_names_the_effect():
     product = T.Cost(operand=0, moved=10, flops=10**9, shape=(9, 9, 9))
     assert T.miss_kind(_synthetic(1.0, 1e-2, product), "m", 0) == "rate"
     assert "against the calibrated" in T.miss_reason(_synthetic(1.0, 1e-2, product), "m", 0)
+    assert "noise" not in T.miss_reason(_synthetic(1.0, 1e-2, product), "m", 0)
     allocating = T.Cost(operand=0, moved=2**26, fresh=2**25)
     assert "new memory" in T.miss_reason(_synthetic(1.0, 1e-2, allocating), "m", 0)
 
@@ -279,3 +280,14 @@ def test_inlined_timing_cells_run_standalone_at_tiny_sizes(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "all ran" in proc.stdout and "Calibration on " in proc.stdout
+
+
+def test_a_miss_at_the_calibration_shape_is_called_noise_not_another_rate():
+    """Timed at the very shape it was calibrated on, 'another rate' would say nothing."""
+    same = T.Cost(operand=0, moved=10, flops=10**9, shape=(1, 2, 3))  # rate_of "m" is (1, 2, 3)
+    result = _synthetic(1.0, 1e-2, same)
+    assert T.miss_kind(result, "m", 0) == "noise"
+    reason = T.miss_reason(result, "m", 0)
+    assert "noise" in reason and "min_run_time" in reason and "another rate" not in reason
+    other = T.Cost(operand=0, moved=10, flops=10**9, shape=(9, 9, 9))
+    assert T.miss_kind(_synthetic(1.0, 1e-2, other), "m", 0) == "rate"
