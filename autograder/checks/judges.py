@@ -202,17 +202,16 @@ def shape_judge(
 
 def explains(got: Sequence, want: Sequence, alt: Sequence, near: Callable) -> bool:
     """Does a mistake's prediction ``alt`` (an array, or None for "not predicted", per graded
-    array) explain a wrong answer of several arrays? Every wrong array it predicts is what the
-    student left, and at least one wrong array is predicted (and differs from the right one).
+    array) explain a wrong answer of several arrays? Every array it predicts is what the student
+    left (right ones included: a model that also gets m wrong does not explain a student whose m
+    is right), and at least one wrong array is predicted (and differs from the right one).
     ``near(a, b)`` is the chapter's comparison."""
     wrong = [not near(g, w) for g, w in zip(got, want, strict=True)]
     predicted = any(
         bad and a is not None and not near(a, w) and near(g, a)
         for bad, g, a, w in zip(wrong, got, alt, want, strict=True)
     )
-    fits = all(
-        not bad or a is None or near(g, a) for bad, g, a in zip(wrong, got, alt, strict=True)
-    )
+    fits = all(a is None or near(g, a) for g, a in zip(got, alt, strict=True))
     return predicted and fits
 
 

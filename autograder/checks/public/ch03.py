@@ -139,9 +139,14 @@ def _averaged(p):
     return [None, m, v]
 
 
-@_model()
-def _unchanged(p):
-    return [p.E0, p.m0, p.v0]
+def _unchanged(k):
+    """Array k (0: E, 1: m, 2: v) left as the caller passed it: rebound, not written into."""
+
+    @_model()
+    def model(p):
+        return [a if i == k else None for i, a in enumerate((p.E0, p.m0, p.v0))]
+
+    return model
 
 
 @_model()
@@ -226,7 +231,9 @@ MISTAKES = [
         "not their mean",
         _averaged,
     ),
-    ("not_in_place", NOT_IN_PLACE, _unchanged),
+    ("not_in_place", NOT_IN_PLACE, _unchanged(0)),
+    ("not_in_place_m", NOT_IN_PLACE, _unchanged(1)),
+    ("not_in_place_v", NOT_IN_PLACE, _unchanged(2)),
     (
         "dense",
         "rows that ids does not touch changed (dense Adam): SparseAdam is lazy, so the moments "
