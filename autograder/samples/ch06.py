@@ -217,7 +217,7 @@ def init_embedding(V, d, scheme, rng):
             "    return sigma * math.sqrt(2) * math.gamma((d + 1) / 2) / math.gamma(d / 2)\n"
         },
         fails={"test_row_length_large_d"},
-        says="math.lgamma",
+        says="logarithms of the Gamma functions",
     ),
     "squared length": Mistake(
         {"expected_row_length": "def expected_row_length(d, sigma):\n    return d * sigma ** 2\n"},

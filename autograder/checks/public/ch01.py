@@ -42,8 +42,8 @@ FWD_MISTAKES = [
     Mistake(
         "flattened",
         "embedding_forward lost the shape of ids: it returned one row per id in a flat list. "
-        "The result must have shape ids.shape + (d,); index with the whole array (E[ids]) or "
-        "reshape back",
+        "The result must have shape ids.shape + (d,): keep ids' shape (no reshape(-1) or ravel) "
+        "or reshape back",
         _flattened,
     ),
     Mistake(

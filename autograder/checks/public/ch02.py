@@ -101,15 +101,21 @@ def _pad_ignored_when(test):
 
 
 def _first_axis_loop(case, want):
-    """for n in range(len(ids)): dE[ids[n]] += g[n]: fine for 1-D ids, not for (B, T)."""
+    """for n in range(len(ids)): dE[ids[n]] += g[n] on (B, T) ids: the rows of ids accumulate,
+    but within one row a repeated id keeps only its last position (the trap, row by row). Built
+    from the expected gradient by taking out the earlier occurrences inside each row."""
     ids, g, V = np.asarray(case.args[0]), np.asarray(case.args[1]), case.args[2]
     p = case.kwargs.get("padding_idx")
     if ids.ndim < 2 or ids.size == 0:
         return None
-    out = np.zeros((V, g.shape[-1]), dtype=want.dtype)
-    for n in range(len(ids)):
-        out[ids[n]] += g[n]
-    return _pad(out, p)
+    rows = ids.reshape(len(ids), -1).astype(np.int64)
+    g = g.reshape(rows.shape + (g.shape[-1],)).astype(np.float64)
+    out = want.astype(np.float64)
+    for n, row in enumerate(rows):
+        for k, i in enumerate(row):
+            if i in row[k + 1 :] and (p is None or i != p % V):
+                out[i] -= g[n, k]
+    return out.astype(want.dtype)
 
 
 TRAP = (

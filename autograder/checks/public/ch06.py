@@ -282,8 +282,8 @@ ROW_MISTAKES = [
 _row_values = array_judge(ROW, check_dtype=False, mistakes=ROW_MISTAKES, row_word="value")
 OVERFLOW_HINT = (
     "Gamma(d / 2) and Gamma((d + 1) / 2) are larger than the largest float once d >= 343 "
-    "(math.gamma(172) overflows), but their ratio is moderate: subtract logarithms "
-    "(math.lgamma) and exponentiate the difference."
+    "(math.gamma(172) overflows), but their ratio is moderate: work with the logarithms of "
+    "the Gamma functions instead."
 )
 
 
