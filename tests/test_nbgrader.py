@@ -177,9 +177,8 @@ def test_plain_generate_feedback_hides_the_hidden_tests(course):
         for line in secret:
             assert line not in text, f"{page}: hidden-test line {line!r}"
     mistake_page = course["dir"] / "grading" / "feedback" / "demo_mistake" / A1 / f"{A1}.html"
-    assert "result, got float64" in mistake_page.read_text(
-        encoding="utf-8"
-    )  # the failing assert's message
+    says = html.escape(_mistake(A1).says, quote=True)  # the failing visible test names the mistake
+    assert says in mistake_page.read_text(encoding="utf-8")
 
 
 def _digest(folder: Path) -> dict[str, str]:
