@@ -48,10 +48,10 @@ ALTERNATIVES = {
     "np.add.at into a dense (V, d) gradient, then the rows that occur": answer(
         """
     flat = np.ravel(ids)
-    G = np.zeros_like(E)
-    np.add.at(G, flat, np.reshape(grad_out, (flat.size, E.shape[1])))
+    dE = np.zeros_like(E)
+    np.add.at(dE, flat, np.reshape(grad_out, (flat.size, E.shape[1])))
     rows = np.unique(flat)
-    g = G[rows]
+    g = dE[rows]
 """
         + UPDATE
     ),
@@ -100,9 +100,9 @@ ALTERNATIVES = {
         """
     flat = np.asarray(ids).reshape(-1)
     S = (flat[:, None] == np.arange(E.shape[0])).astype(E.dtype)
-    G = S.T @ np.reshape(grad_out, (flat.size, E.shape[1]))
+    dE = S.T @ np.reshape(grad_out, (flat.size, E.shape[1]))
     rows = S.sum(axis=0) > 0
-    g = G[rows]
+    g = dE[rows]
 """
         + UPDATE
     ),
@@ -140,11 +140,11 @@ MISTAKES = {
     flat = np.ravel(ids)
     if flat.size == 0:
         return
-    G = np.zeros_like(E)
-    np.add.at(G, flat, np.reshape(grad_out, (flat.size, E.shape[1])))
+    dE = np.zeros_like(E)
+    np.add.at(dE, flat, np.reshape(grad_out, (flat.size, E.shape[1])))
     b1, b2 = betas
-    m[:] = b1 * m + (1 - b1) * G
-    v[:] = b2 * v + (1 - b2) * G ** 2
+    m[:] = b1 * m + (1 - b1) * dE
+    v[:] = b2 * v + (1 - b2) * dE ** 2
     E -= lr * (1 - b2 ** t) ** 0.5 / (1 - b1 ** t) * m / (np.sqrt(v) + eps)
 """,
         ALL - {"test_adam_first_step"},
@@ -163,6 +163,51 @@ MISTAKES = {
 """,
         ALL,
         "the bias correction is missing",
+    ),
+    "only m bias-corrected (lr / (1 - b1**t), no sqrt(1 - b2**t))": _mistake(
+        """
+    flat = np.ravel(ids)
+    rows, slot = np.unique(flat, return_inverse=True)
+    g = np.zeros((rows.size, E.shape[1]), dtype=E.dtype)
+    np.add.at(g, slot.ravel(), np.reshape(grad_out, (flat.size, E.shape[1])))
+    b1, b2 = betas
+    m[rows] = b1 * m[rows] + (1 - b1) * g
+    v[rows] = b2 * v[rows] + (1 - b2) * g ** 2
+    E[rows] -= lr / (1 - b1 ** t) * m[rows] / (np.sqrt(v[rows]) + eps)
+""",
+        ALL,
+        "only m was bias-corrected",
+    ),
+    "v from the sum of squares (sum of g**2, not the square of the sum)": _mistake(
+        """
+    flat = np.ravel(ids)
+    rows, slot = np.unique(flat, return_inverse=True)
+    gr = np.reshape(grad_out, (flat.size, E.shape[1]))
+    g = np.zeros((rows.size, E.shape[1]), dtype=E.dtype)
+    g2 = np.zeros_like(g)
+    np.add.at(g, slot.ravel(), gr)
+    np.add.at(g2, slot.ravel(), gr ** 2)          # squares each occurrence, then sums
+    b1, b2 = betas
+    m[rows] = b1 * m[rows] + (1 - b1) * g
+    v[rows] = b2 * v[rows] + (1 - b2) * g2
+    E[rows] -= lr * (1 - b2 ** t) ** 0.5 / (1 - b1 ** t) * m[rows] / (np.sqrt(v[rows]) + eps)
+""",
+        REPEATS,
+        "the sum of the squares",
+    ),
+    "v forgot to square g (v from g, not g**2)": _mistake(
+        """
+    flat = np.ravel(ids)
+    rows, slot = np.unique(flat, return_inverse=True)
+    g = np.zeros((rows.size, E.shape[1]), dtype=E.dtype)
+    np.add.at(g, slot.ravel(), np.reshape(grad_out, (flat.size, E.shape[1])))
+    b1, b2 = betas
+    m[rows] = b1 * m[rows] + (1 - b1) * g
+    v[rows] = b2 * v[rows] + (1 - b2) * g                # g, not g ** 2
+    E[rows] -= lr * (1 - b2 ** t) ** 0.5 / (1 - b1 ** t) * m[rows] / (np.sqrt(v[rows]) + eps)
+""",
+        ALL,
+        "wrong values in v",
     ),
     "eps inside the square root": _mistake(
         """

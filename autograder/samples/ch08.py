@@ -190,6 +190,49 @@ def sparse_adam_step_(E, m, v, ids, grad_out, t, lr=1e-3, betas=(0.9, 0.999), ep
         fails={"test_adam"},
         says="one Adam update per occurrence",
     ),
+    "only m bias-corrected (lr / (1 - b1**t)) in sparse_adam_step_": Mistake(
+        {
+            "sparse_adam_step_": """
+import numpy as np
+
+def sparse_adam_step_(E, m, v, ids, grad_out, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
+    flat = np.ravel(ids)
+    rows, slot = np.unique(flat, return_inverse=True)
+    g = np.zeros((rows.size, E.shape[1]), dtype=E.dtype)
+    np.add.at(g, slot.ravel(), np.reshape(grad_out, (flat.size, E.shape[1])))
+    b1, b2 = betas
+    m[rows] = b1 * m[rows] + (1 - b1) * g
+    v[rows] = b2 * v[rows] + (1 - b2) * g ** 2
+    E[rows] -= lr / (1 - b1 ** t) * m[rows] / (np.sqrt(v[rows]) + eps)
+"""
+        },
+        # the step size is wrong whatever train_step_ hands it: the two update cells too
+        fails={"test_adam", "test_train_step_update", "test_train_step_repeated"},
+        says="only m was bias-corrected",
+    ),
+    "v from the sum of squares in sparse_adam_step_": Mistake(
+        {
+            "sparse_adam_step_": """
+import numpy as np
+
+def sparse_adam_step_(E, m, v, ids, grad_out, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
+    flat = np.ravel(ids)
+    rows, slot = np.unique(flat, return_inverse=True)
+    gr = np.reshape(grad_out, (flat.size, E.shape[1]))
+    g = np.zeros((rows.size, E.shape[1]), dtype=E.dtype)
+    g2 = np.zeros_like(g)
+    np.add.at(g, slot.ravel(), gr)
+    np.add.at(g2, slot.ravel(), gr ** 2)
+    b1, b2 = betas
+    m[rows] = b1 * m[rows] + (1 - b1) * g
+    v[rows] = b2 * v[rows] + (1 - b2) * g2
+    E[rows] -= lr * (1 - b2 ** t) ** 0.5 / (1 - b1 ** t) * m[rows] / (np.sqrt(v[rows]) + eps)
+"""
+        },
+        # train_step_ hands it distinct rows, already summed: only its own cell sees it
+        fails={"test_adam"},
+        says="the sum of the squares",
+    ),
 }
 
 # The mistake used for the demo submission and the end-to-end grading test.

@@ -5,11 +5,11 @@ released notebook).
 and v in place, so every case grades those three after the call (``output=("args", (0, 1, 2))``).
 
 Every mistake is modelled from the case and the expected arrays (E1, m1, v1), never by running
-the rule: the summed gradient of a touched row is read back from the expected first moment,
-G = (m1 - b1 * m0) / (1 - b1), and the expected step is D = E0 - E1. A mistake in the step size or
-in eps scales D; a mistake in the moments changes m1 and v1 by what it does to G. A model gives
-None for an array it does not predict (any value is accepted there), or None for a case it
-cannot occur in.
+the rule: the summed gradient of a touched row (g_hat, the exercise's ĝ) is read back from the
+expected first moment, g_hat = (m1 - b1 * m0) / (1 - b1), and the expected step is D = E0 - E1. A
+mistake in the step size or in eps scales D; a mistake in the moments changes m1 and v1 by what it
+does to g_hat (and D by what it does to sqrt(v1)). A model gives None for an array it does not
+predict (any value is accepted there), or None for a case it cannot occur in.
 """
 
 from __future__ import annotations
@@ -28,8 +28,12 @@ DEFAULTS = {"lr": 1e-3, "betas": (0.9, 0.999), "eps": 1e-8}
 
 def _tol(dtype):
     """float32: the framework's tolerance. float64: rtol = atol scale = 1e-6, looser than the
-    framework's 1e-9, so that a mistake whose effect scales with eps (1e-8 by default) costs the
-    cell that tests eps, not every cell; every other modelled mistake moves values far more."""
+    framework's 1e-9: a right answer computed in another order, or in float64 and written back,
+    stays far inside it, and every modelled mistake moves values far more. It does not spare a
+    mistake whose effect scales with eps (1e-8 by default): eps inside the square root changes
+    the step by about eps / (2 v), which is over 1e-6 wherever v is small (a first step with
+    |g| of order 1 has v = 0.001 * g**2): it fails 6 of the 7 cells, 4 of them already in
+    their visible part (samples/ch03.py records which), not only the cell that tests eps."""
     return tolerance(dtype) if np.dtype(dtype) != np.float64 else (1e-6, 1e-6)
 
 
@@ -70,13 +74,20 @@ class _Parts:
         self.t, self.lr, self.eps = int(a["t"]), float(a["lr"]), float(a["eps"])
         self.b1, self.b2 = (float(b) for b in a["betas"])
         self.rows, self.counts = np.unique(self.flat, return_counts=True)
-        # the summed gradient of each row, as the expected first moment holds it
-        self.G = (self.m1 - self.b1 * self.m0) / (1 - self.b1)
+        # the summed gradient of each row (g_hat), as the expected first moment holds it
+        self.g_hat = (self.m1 - self.b1 * self.m0) / (1 - self.b1)
         self.D = self.E0 - self.E1  # the expected step of every row
 
     def scaled(self, factor):
         """[E, m, v] when the step of every row is D * factor (m and v as expected)."""
         return [self.E0 - self.D * factor, self.m1, self.v1]
+
+    def with_v(self, v):
+        """[E, m, v] when the second moment is v instead of the expected one (m as expected):
+        the step of every row scales by (sqrt(v1) + eps) / (sqrt(v) + eps)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            factor = (np.sqrt(self.v1) + self.eps) / (np.sqrt(v) + self.eps)
+        return [self.E0 - self.D * np.where(np.isfinite(factor), factor, 1.0), self.m1, v]
 
     def alpha(self, t):
         return _step_size(self.lr, self.b1, self.b2, t)
@@ -113,8 +124,10 @@ def _per_occurrence(p):
         gs = p.g[p.flat == i]
         w1 = p.b1 ** np.arange(k - 1, -1, -1)[:, None]  # the later occurrences decay the earlier
         w2 = p.b2 ** np.arange(k - 1, -1, -1)[:, None]
-        m[i] += (p.b1**k - p.b1) * p.m0[i] + (1 - p.b1) * ((w1 * gs).sum(axis=0) - p.G[i])
-        v[i] += (p.b2**k - p.b2) * p.v0[i] + (1 - p.b2) * ((w2 * gs * gs).sum(axis=0) - p.G[i] ** 2)
+        m[i] += (p.b1**k - p.b1) * p.m0[i] + (1 - p.b1) * ((w1 * gs).sum(axis=0) - p.g_hat[i])
+        v[i] += (p.b2**k - p.b2) * p.v0[i] + (1 - p.b2) * (
+            (w2 * gs * gs).sum(axis=0) - p.g_hat[i] ** 2
+        )
     return [None, m, v]
 
 
@@ -124,8 +137,8 @@ def _last_write(p):
     m, v = p.m1.copy(), p.v1.copy()
     for i in p.rows:
         last = p.g[p.flat == i][-1]
-        m[i] += (1 - p.b1) * (last - p.G[i])
-        v[i] += (1 - p.b2) * (last**2 - p.G[i] ** 2)
+        m[i] += (1 - p.b1) * (last - p.g_hat[i])
+        v[i] += (1 - p.b2) * (last**2 - p.g_hat[i] ** 2)
     return [None, m, v]
 
 
@@ -134,9 +147,20 @@ def _averaged(p):
     """Each row's gradient divided by how often its id occurs."""
     m, v = p.m1.copy(), p.v1.copy()
     for i, k in zip(p.rows, p.counts, strict=True):
-        m[i] += (1 - p.b1) * (p.G[i] / k - p.G[i])
-        v[i] += (1 - p.b2) * ((p.G[i] / k) ** 2 - p.G[i] ** 2)
+        m[i] += (1 - p.b1) * (p.g_hat[i] / k - p.g_hat[i])
+        v[i] += (1 - p.b2) * ((p.g_hat[i] / k) ** 2 - p.g_hat[i] ** 2)
     return [None, m, v]
+
+
+@_model(_repeats)
+def _sum_of_squares(p):
+    """v from the sum of the squares of a repeated row's gradients, sum(g_n**2), instead of the
+    square of their sum, g_hat**2 (m as expected; E follows from v)."""
+    v = p.v1.copy()
+    for i, k in zip(p.rows, p.counts, strict=True):
+        if k > 1:
+            v[i] += (1 - p.b2) * ((p.g[p.flat == i] ** 2).sum(axis=0) - p.g_hat[i] ** 2)
+    return p.with_v(v)
 
 
 def _unchanged(k):
@@ -162,6 +186,13 @@ def _dense(p):
 @_model()
 def _no_bias_correction(p):
     return p.scaled(p.lr / p.alpha(p.t))
+
+
+@_model(lambda c: float(_inputs(c)["betas"][0]) ** int(_inputs(c)["t"]) > 1e-4)
+def _only_m_corrected(p):
+    """The step size lr / (1 - b1**t): m's bias correction without v's, sqrt(1 - b2**t). (Once
+    b1**t is negligible, that is the step without any correction: _no_bias_correction's.)"""
+    return p.scaled(p.lr / (1 - p.b1**p.t) / p.alpha(p.t))
 
 
 def _eps_model(kind):
@@ -231,6 +262,13 @@ MISTAKES = [
         "not their mean",
         _averaged,
     ),
+    (
+        "sum_of_squares",
+        "v was built from the sum of the squares of a repeated id's gradients: v takes the "
+        "square of the summed gradient, (g_1 + g_2 + ...)**2, not g_1**2 + g_2**2 + ... Sum a "
+        "row's gradients first, then square the sum (SparseAdam squares the coalesced gradient)",
+        _sum_of_squares,
+    ),
     ("not_in_place", NOT_IN_PLACE, _unchanged(0)),
     ("not_in_place_m", NOT_IN_PLACE, _unchanged(1)),
     ("not_in_place_v", NOT_IN_PLACE, _unchanged(2)),
@@ -245,6 +283,12 @@ MISTAKES = [
         "the bias correction is missing: the step size is lr * sqrt(1 - b2**t) / (1 - b1**t), "
         "not lr (m and v start at zero, so early moments are too small without it)",
         _no_bias_correction,
+    ),
+    (
+        "only_m_corrected",
+        "only m was bias-corrected: the step size is lr * sqrt(1 - b2**t) / (1 - b1**t), not "
+        "lr / (1 - b1**t); v starts at zero too, and its correction sqrt(1 - b2**t) is missing",
+        _only_m_corrected,
     ),
     (
         "eps_inside",
@@ -341,7 +385,9 @@ def adam_judge(case, got, want):
     named = _named(case, got.values, want.values, dtype)
     if named:
         return named
-    for name, g, w in zip(GRADED, got.values, want.values, strict=True):
+    # m and v first: the step of E is computed from them, so a wrong moment is the cause
+    for k in (1, 2, 0):
+        name, g, w = GRADED[k], got.values[k], want.values[k]
         if not np.all(np.isfinite(g.astype(np.float64))) and np.all(np.isfinite(w)):
             text = (
                 f"{STEP} left NaN or inf in {name} for {case.label}; the expected values are finite"

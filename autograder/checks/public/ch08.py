@@ -5,11 +5,11 @@ chapter's public module only), naming their key mistakes; ``train_step_`` gets t
 returns, and the E, m and v it leaves (``output=("args", (0, 1, 2))``).
 
 Every mistake is modelled from the case and the expected values, never by running the rule: the
-summed gradient of a touched row is read back from the expected first moment,
-G = (m1 - b1 * m0) / (1 - b1), and the expected step is D = E0 - E1, so a mistake in t or lr
-scales D and a mistake in the gradient changes m1 and v1 by what it does to G. The per-position
-gradients dL/dH (``meta["G"]``, what the given model_grads returns) and the loss after the
-update (``meta["loss_after"]``) come with the case where a model needs them.
+summed gradient of a touched row (g_hat) is read back from the expected first moment,
+g_hat = (m1 - b1 * m0) / (1 - b1), and the expected step is D = E0 - E1, so a mistake in t or lr
+scales D and a mistake in the gradient changes m1 and v1 by what it does to g_hat. The
+per-position gradients G = dL/dH (``meta["G"]``, what the given model_grads returns) and the loss
+after the update (``meta["loss_after"]``) come with the case where a model needs them.
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ forward_judge = array_judge(
         Mistake(
             "flattened",
             "embedding_forward lost the shape of ids: the result must have shape ids.shape + "
-            "(d,); index with the whole array (E[ids]) or reshape back",
+            "(d,); keep ids' shape (no reshape(-1) or ravel) or reshape the result back",
             _flattened,
         )
     ],
@@ -118,19 +118,34 @@ class _Step:
         self.flat, self.t, self.lr = flat, int(t), float(lr)
         self.g = None if g is None else np.asarray(g, dtype=np.float64).reshape(flat.size, -1)
         self.rows, self.counts = np.unique(flat, return_counts=True)
-        self.G = (self.m1 - B1 * self.m0) / (1 - B1)  # each row's summed gradient
+        self.g_hat = (self.m1 - B1 * self.m0) / (1 - B1)  # each row's summed gradient
         self.D = self.E0 - self.E1
 
     def scaled(self, factor):
         return [self.E0 - self.D * factor, self.m1, self.v1]
+
+    def with_v(self, v):
+        """[E, m, v] when the second moment is v (m as expected): each row's step scales by
+        (sqrt(v1) + eps) / (sqrt(v) + eps)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            factor = (np.sqrt(self.v1) + EPS) / (np.sqrt(v) + EPS)
+        return [self.E0 - self.D * np.where(np.isfinite(factor), factor, 1.0), self.m1, v]
+
+    def sum_of_squares(self):
+        """v from the sum of a repeated row's squared gradients instead of the square of the sum."""
+        v = self.v1.copy()
+        for i, k in zip(self.rows, self.counts, strict=True):
+            if k > 1:
+                v[i] += (1 - B2) * ((self.g[self.flat == i] ** 2).sum(0) - self.g_hat[i] ** 2)
+        return self.with_v(v)
 
     def moments_with(self, gradient_of):
         """[None, m, v] when row i's gradient is gradient_of(i) instead of the sum."""
         m, v = self.m1.copy(), self.v1.copy()
         for i in self.rows:
             gi = gradient_of(i)
-            m[i] += (1 - B1) * (gi - self.G[i])
-            v[i] += (1 - B2) * (gi**2 - self.G[i] ** 2)
+            m[i] += (1 - B1) * (gi - self.g_hat[i])
+            v[i] += (1 - B2) * (gi**2 - self.g_hat[i] ** 2)
         return [None, m, v]
 
     def per_occurrence(self):
@@ -138,9 +153,9 @@ class _Step:
         m, v = self.m1.copy(), self.v1.copy()
         for i, k in zip(self.rows, self.counts, strict=True):
             gs, later = self.g[self.flat == i], np.arange(k - 1, -1, -1)[:, None]
-            m[i] += (B1**k - B1) * self.m0[i] + (1 - B1) * ((B1**later * gs).sum(0) - self.G[i])
+            m[i] += (B1**k - B1) * self.m0[i] + (1 - B1) * ((B1**later * gs).sum(0) - self.g_hat[i])
             v[i] += (B2**k - B2) * self.v0[i] + (1 - B2) * (
-                (B2**later * gs * gs).sum(0) - self.G[i] ** 2
+                (B2**later * gs * gs).sum(0) - self.g_hat[i] ** 2
             )
         return [None, m, v]
 
@@ -191,7 +206,8 @@ def _arrays_judge(fname, ids_name, parts, mistakes, unchanged_message):
         if named:
             return named
         touched = set() if steps is None else set(steps.flat.tolist())
-        for name, g, w in zip(GRADED, got.values, want.values, strict=True):
+        for k in (1, 2, 0):  # m and v first: E's step is computed from them
+            name, g, w = GRADED[k], got.values[k], want.values[k]
             if not np.all(np.isfinite(g.astype(np.float64))):
                 return f"{fname} left NaN or inf in {name} for {case.label}; the expected values are finite."
             if not near(g, w, dtype):
@@ -212,6 +228,17 @@ PER_OCCURRENCE = (
     "first (coalesces them) and updates the row once with the sum; Adam is not linear in g, so "
     "k small steps are not one step with the summed gradient (the fancy-indexing trap of chapter 3)"
 )
+
+
+ONLY_M = (
+    "only m was bias-corrected: the step size is lr * sqrt(1 - b2**t) / (1 - b1**t), not "
+    "lr / (1 - b1**t); v starts at zero too, and its correction sqrt(1 - b2**t) is missing"
+)
+
+
+def _only_m(s):
+    """The factor on each step when the step size is lr / (1 - b1**t) (no sqrt(1 - b2**t))."""
+    return s.lr / (1 - B1**s.t) / _step_size(s.lr, s.t)
 
 
 def _adam_parts(case, want):
@@ -237,8 +264,17 @@ ADAM_MISTAKES = [
         lambda s: s.dense(),
     ),
     (
+        "v was built from the sum of the squares of a repeated id's gradients: v takes the square "
+        "of the summed gradient, (g_1 + g_2 + ...)**2, not g_1**2 + g_2**2 + ...",
+        lambda s: s.sum_of_squares() if _repeated(s) else None,
+    ),
+    (
         "the bias correction is missing: the step size is lr * sqrt(1 - b2**t) / (1 - b1**t)",
         lambda s: s.scaled(s.lr / _step_size(s.lr, s.t)),
+    ),
+    (
+        ONLY_M,
+        lambda s: s.scaled(_only_m(s)) if B1**s.t > 1e-4 else None,
     ),
     (
         "the step number is off by one (t + 1 used): t is this step's number, 1 for the first",
@@ -311,6 +347,10 @@ TRAIN_MISTAKES = [
         "the step number is off by one (t + 1 used): the caller passes this step's number, 1 "
         "for the first step; pass it to sparse_adam_step_ as it is",
         lambda s: s.scaled(_step_size(s.lr, s.t + 1) / _step_size(s.lr, s.t)),
+    ),
+    (
+        f"{ONLY_M} (in your sparse_adam_step_, or wherever train_step_ computes the step)",
+        lambda s: s.scaled(_only_m(s)) if B1**s.t > 1e-4 else None,
     ),
     (
         "the learning rate was not passed on: the update used sparse_adam_step_'s default "
