@@ -212,6 +212,29 @@ def tied_bigram_loss_grad(E, x, y):
         fails={"test_tied_large_logits"},
         says="underflowed",
     ),
+    "dE_in and dW_out swapped (untied)": Mistake(
+        {
+            "untied_bigram_loss_grad": """
+import numpy as np
+
+def untied_bigram_loss_grad(E_in, W_out, x, y):
+    N = len(x)
+    H = E_in[x]
+    Z = H @ W_out.T
+    Z = Z - Z.max(axis=1, keepdims=True)
+    lse = np.log(np.exp(Z).sum(axis=1))
+    loss = float(np.mean(lse - Z[np.arange(N), y]))
+    D = np.exp(Z - lse[:, None])
+    D[np.arange(N), y] -= 1
+    D /= N
+    dE_in = np.zeros_like(E_in)
+    np.add.at(dE_in, x, D @ W_out)
+    return loss, D.T @ H, dE_in
+""",
+        },
+        fails={"test_untied"},
+        says="in each other's places",
+    ),
     "repeated ids overwritten (tied)": Mistake(
         {
             "tied_bigram_loss_grad": """

@@ -83,6 +83,12 @@ def _untied_overwritten(case, want):
     return None if last is None else [want[0], last, want[2]]
 
 
+def _swapped(case, want):
+    """(loss, dW_out, dE_in): the two gradients returned in the wrong order (same shapes when
+    E_in and W_out have the same shape)."""
+    return [want[0], want[2], want[1]] if np.shape(want[1]) == np.shape(want[2]) else None
+
+
 def _times_n(loss_too, grads_too):
     def model(case, want):
         N = len(case.args[-1])
@@ -140,6 +146,12 @@ UNTIED_MISTAKES = [
         "repeated input ids were overwritten (dE_in[x] += ... and dE_in[x] = ... keep one write per "
         "row). Every occurrence must add its row, e.g. with np.add.at or S^T (Delta W_out)",
         _untied_overwritten,
+    ),
+    Mistake(
+        "gradients swapped",
+        "dE_in and dW_out came back in each other's places: return (loss, dE_in, dW_out), the "
+        "gradient of the input table first",
+        _swapped,
     ),
     *_averaging_mistakes("the loss, dE_in and dW_out", "dE_in and dW_out are"),
 ]
