@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import reference
 from .data import table as _table
 from .framework import Case, Mistake, array_judge, checks_for
 from .public.ch04 import (
     BWD,
     BWD_MISTAKES,
     backward_shape_judge,
+    index_skipping_empty,
     mean_judge,
     mean_shape_judge,
     mode_judge,
@@ -53,7 +55,11 @@ def _random_sizes(B, seed, low=1, high=6, p_empty=0.0):
 
 
 def _meta(names, ids, offsets, **extra):
-    return {"arg_names": names, **extra}
+    """The case's meta: besides the argument names, what the public mistake models need to know
+    about the bags (they never compute it): the bag sizes and the bag of each position."""
+    sizes = np.diff(np.append(np.asarray(offsets, dtype=np.int64), len(ids)))
+    bag = np.repeat(np.arange(len(offsets)), sizes)
+    return {"arg_names": names, "sizes": sizes, "bag": bag, **extra}
 
 
 def fwd(label, E, ids, offsets):
@@ -71,11 +77,12 @@ def bwd(label, ids, offsets, grad_out, V, mode="mean", pass_mode=True, **meta):
 
 
 # --------------------------------------------------------------------------------------------
-# Hidden-only mistake models: the public ones (public/ch04.py) rescale the expected gradient, which
-# works only when each id's bags have one size (or a repeated id stays in one bag). The random
-# hidden cases mix sizes, so these recompute the wrong answers from the bags: kept here, never
-# pasted into a notebook, because they scatter the bags from scratch as the answer does. They are
-# tried after the public models, with the same messages.
+# Hidden-only mistake models: the public ones (public/ch04.py) rescale, zero or move the expected
+# gradient's rows, which works only when each id's bags have one size (or the id stays in one
+# bag). The random hidden cases mix them, so these recompute the wrong answers: from the bags
+# (kept here, never pasted into a notebook, because they scatter the bags from scratch as the
+# answer does) or from the reference on changed inputs. They are tried after the public models,
+# with the same messages.
 # --------------------------------------------------------------------------------------------
 def _bwd_parts(case):
     ids, offsets, grad_out, V = case.args
@@ -116,6 +123,49 @@ def _overwritten_full(case, want):
     return dE
 
 
+def _reference_backward(ids, offsets, grad_out, V, kwargs):
+    return reference.function(A, BWD)(ids, offsets, grad_out, V, **kwargs)
+
+
+def _last_dropped_full(case, want):
+    """The reference on every bag but the last (no bag at all: zeros)."""
+    ids, offsets, grad_out, V = case.args
+    ids, offsets = np.asarray(ids), np.asarray(offsets)
+    if offsets[-1] == len(ids):  # an empty last bag: leaving it out changes nothing
+        return None
+    if len(offsets) == 1:
+        return np.zeros(want.shape)
+    return _reference_backward(
+        ids[: offsets[-1]], offsets[:-1], np.asarray(grad_out)[:-1], V, case.kwargs
+    )
+
+
+def _moved_full(true_sizes):
+    """A bag index that skips empty bags (public/ch04.py, index_skipping_empty): the reference
+    with each non-empty bag b given grad_out[to[b]] (times size b / size to[b] when the sizes
+    are looked up with that index too, mode="mean")."""
+
+    def model(case, want):
+        ids, offsets, grad_out, V = case.args
+        mean = case.kwargs.get("mode", "mean") == "mean"
+        if true_sizes and not mean:
+            return None
+        sizes = case.meta["sizes"]
+        to = index_skipping_empty(offsets)
+        if np.array_equal(to[sizes > 0], np.flatnonzero(sizes > 0)):
+            return None
+        q = np.asarray(grad_out, dtype=np.float64)
+        moved = q[to]
+        if true_sizes:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                moved = moved * (sizes / sizes[to].astype(np.float64))[:, None]
+        moved[sizes == 0] = 0.0
+        with np.errstate(invalid="ignore"):
+            return _reference_backward(ids, offsets, moved, V, case.kwargs)
+
+    return model
+
+
 _SAYS = {m.name: m.message for m in BWD_MISTAKES}
 HIDDEN_BWD_MISTAKES = [
     Mistake("sum_for_mean", _SAYS["sum_for_mean"], _scattered("mean", lambda s, n, b: np.ones(n))),
@@ -131,6 +181,9 @@ HIDDEN_BWD_MISTAKES = [
         _scattered("mean", lambda s, n, b: np.full(n, 1.0 / b) if b > 1 else None),
     ),
     Mistake("overwritten", _SAYS["overwritten"], _overwritten_full),
+    Mistake("wrong_bag", _SAYS["wrong_bag"], _moved_full(False)),
+    Mistake("wrong_bag_sizes", _SAYS["wrong_bag_sizes"], _moved_full(True)),
+    Mistake("last_bag_dropped", _SAYS["last_bag_dropped"], _last_dropped_full),
 ]
 backward_judge = with_reduceat_hint(
     array_judge(BWD, mistakes=BWD_MISTAKES + HIDDEN_BWD_MISTAKES), BWD, 0, 1

@@ -1,9 +1,14 @@
 """Chapter 4's public judges and mistake models (pasted into the released notebook).
 
 Every mistake is modelled from the case and the expected value, never from the reference and
-never by pooling or scattering the bags from scratch: a forward mistake rescales the expected
-means, a backward mistake rescales the expected gradient's rows (where the bags make that
-possible, else the model stays silent) or corrects the few positions the mistake gets wrong.
+never by pooling or scattering the bags from scratch: a forward mistake rescales or moves the
+expected means, a backward mistake rescales, zeroes or moves the expected gradient's rows (where
+the bags make that possible, else the model stays silent).
+
+What the models need to know about the bags beyond the arguments travels in the case's meta, as
+chapter 5's input rows do: ``meta["sizes"]``, the (B,) bag sizes, and ``meta["bag"]``, the (N,)
+bag of each position. A visible test states them literally for its small example (only where its
+mistakes need them); the hidden checks compute them. Without them the models stay silent.
 """
 
 from __future__ import annotations
@@ -18,47 +23,54 @@ BWD = "embedding_bag_backward"
 
 
 # ------------------------------------------------------------------------------------------
-# The layout of a case
+# What a case says about its bags (meta), and the bags a wrong index gives
 # ------------------------------------------------------------------------------------------
-def _layout(ids, offsets):
-    """ids (N,), sizes (B,), bag (N,): position n lies in the last bag starting at or before n."""
-    ids = np.asarray(ids).astype(np.int64)
-    offsets = np.asarray(offsets).astype(np.int64)
-    sizes = np.append(offsets[1:], ids.shape[0]) - offsets
-    bag = np.searchsorted(offsets, np.arange(ids.shape[0]), side="right") - 1
-    return ids, sizes, bag
+def _sizes(case):
+    """(B,) the bag sizes from meta["sizes"], or None."""
+    sizes = case.meta.get("sizes")
+    return None if sizes is None else np.asarray(sizes).astype(np.int64)
+
+
+def _bag(case):
+    """(N,) the bag of each position from meta["bag"], or None."""
+    bag = case.meta.get("bag")
+    return None if bag is None else np.asarray(bag).astype(np.int64)
 
 
 def _mode(case):
     return case.kwargs.get("mode", "mean")
 
 
+def index_skipping_empty(offsets):
+    """(B,): the bag that an index counting distinct bag starts (one step per distinct offset)
+    gives to the positions of each bag. It skips empty bags: after one, the positions of bag b
+    land in an earlier bag."""
+    offsets = np.asarray(offsets)
+    return np.array([np.unique(offsets[: b + 1]).size - 1 for b in range(offsets.shape[0])])
+
+
 # ------------------------------------------------------------------------------------------
 # embedding_bag_mean: classic wrong answers, from the expected means
 # ------------------------------------------------------------------------------------------
-def _f_sizes(case):
-    _, ids, offsets = case.args
-    return _layout(ids, offsets)[1]
-
-
 def _f_sum(case, want):
     """Each bag's sum: its mean times its size."""
-    return want * _f_sizes(case)[:, None]
+    sizes = _sizes(case)
+    return None if sizes is None else want * sizes[:, None]
 
 
 def _f_by_total(case, want):
-    n = np.asarray(case.args[1]).shape[0]
-    return want * _f_sizes(case)[:, None] / n if n > 1 else None
+    sizes, n = _sizes(case), np.asarray(case.args[1]).shape[0]
+    return None if sizes is None or n <= 1 else want * sizes[:, None] / n
 
 
 def _f_by_bags(case, want):
-    b = len(case.args[2])
-    return want * _f_sizes(case)[:, None] / b if b > 1 else None
+    sizes, b = _sizes(case), len(case.args[2])
+    return None if sizes is None or b <= 1 else want * sizes[:, None] / b
 
 
 def _f_empty_nan(case, want):
-    sizes = _f_sizes(case)
-    if not np.any(sizes == 0):
+    sizes = _sizes(case)
+    if sizes is None or not np.any(sizes == 0):
         return None
     out = np.array(want, dtype=np.float64)
     out[sizes == 0] = np.nan
@@ -69,15 +81,38 @@ def _f_neighbour(case, want):
     """np.add.reduceat: an empty bag (offsets[b] == offsets[b+1]) gets the row of the id at
     position offsets[b] (the first id of a later bag) instead of zeros."""
     E, ids, offsets = case.args
-    ids, sizes, _ = _layout(ids, offsets)
-    empty = np.flatnonzero(sizes == 0)
-    if len(empty) == 0:
+    sizes = _sizes(case)
+    if sizes is None or not np.any(sizes == 0):
         return None
     out = np.array(want, dtype=np.float64)
-    for b in empty:
+    for b in np.flatnonzero(sizes == 0):
         start = int(offsets[b])
-        out[b] = E[ids[start]] if start < ids.shape[0] else 0.0
+        out[b] = E[ids[start]] if start < len(ids) else 0.0
     return out
+
+
+def _f_moved(sizes_of):
+    """A bag index that skips empty bags: the sum of the k-th non-empty bag lands in row k
+    (the rows after the last of them get no ids), divided by sizes_of(sizes, counts), where
+    counts are the sizes that index gives its rows (the k-th non-empty bag's size in row k, 0
+    after) and sizes the true bag sizes."""
+
+    def model(case, want):
+        sizes = _sizes(case)
+        if sizes is None:
+            return None
+        full = np.flatnonzero(sizes > 0)
+        k = full.size
+        if np.array_equal(full, np.arange(k)):  # no empty bag before a non-empty one
+            return None
+        sums = np.zeros(want.shape)
+        sums[:k] = want[full] * sizes[full, None]
+        counts = np.zeros(len(sizes))
+        counts[:k] = sizes[full]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return sums / sizes_of(sizes, counts)[:, None]
+
+    return model
 
 
 def _last_dropped(case, want):
@@ -85,7 +120,8 @@ def _last_dropped(case, want):
 
 
 def _f_last_zero(case, want):
-    if _f_sizes(case)[-1] == 0:
+    sizes = _sizes(case)
+    if sizes is None or sizes[-1] == 0:
         return None
     out = np.array(want, dtype=np.float64)
     out[-1] = 0.0
@@ -95,6 +131,10 @@ def _f_last_zero(case, want):
 LAST_BAG = (
     "the last bag was left out. It has no offset after it: it runs from offsets[-1] to the end "
     "of ids (position N = len(ids))"
+)
+WRONG_BAG = (
+    "when some bags are empty: equal offsets mean empty bags, so position n belongs to the last "
+    "bag b with offsets[b] <= n (an index that counts distinct bag starts skips the empty bags)"
 )
 
 FWD_MISTAKES = [
@@ -132,23 +172,42 @@ FWD_MISTAKES = [
     ),
     Mistake("last_bag_dropped", f"{MEAN}: {LAST_BAG}", _last_dropped),
     Mistake("last_bag_zero", f"{MEAN}: {LAST_BAG}", _f_last_zero),
+    Mistake(
+        "wrong_bag",
+        f"{MEAN} put the bags' means in the wrong rows {WRONG_BAG}",
+        _f_moved(lambda sizes, counts: np.maximum(counts, 1)),
+    ),
+    Mistake(
+        "wrong_bag_sizes",
+        f"{MEAN} put the bags' sums in the wrong rows {WRONG_BAG}; the rows after them get no "
+        "ids, and dividing by the sizes of that wrong grouping gives 0 / 0 there",
+        _f_moved(lambda sizes, counts: counts),
+    ),
+    Mistake(
+        "wrong_bag_true_sizes",
+        f"{MEAN} put the bags' sums in the wrong rows {WRONG_BAG}; dividing them by the "
+        "sizes of the rows they landed in gives x / 0 in an empty bag's row",
+        _f_moved(lambda sizes, counts: sizes),
+    ),
 ]
 
 
 # ------------------------------------------------------------------------------------------
 # embedding_bag_backward: classic wrong answers, from the expected gradient
 # ------------------------------------------------------------------------------------------
-def _b_layout(case):
-    ids, offsets, grad_out, _ = case.args
-    ids, sizes, bag = _layout(ids, offsets)
-    return ids, sizes, bag, np.asarray(grad_out, dtype=np.float64)
+def _b_bags(case):
+    """ids (N,), the bag of each position and the bag sizes (from meta), or None."""
+    bag, sizes = _bag(case), _sizes(case)
+    if bag is None or sizes is None:
+        return None
+    return np.asarray(case.args[0]).astype(np.int64), bag, sizes
 
 
 def _bag_size_per_id(case, want):
     """(V, 1): the size of the bags each id occurs in (1 for ids that occur nowhere), or None
     when an id occurs in bags of different sizes (then no rescaling of its row gives the
     mistake)."""
-    ids, sizes, bag, _ = _b_layout(case)
+    ids, bag, sizes = _b_bags(case)
     found: dict = {}
     for i, b in zip(ids.tolist(), bag.tolist(), strict=True):
         found.setdefault(i, set()).add(int(sizes[b]))
@@ -164,7 +223,7 @@ def _b_rescaled(mode, factor):
     """The expected gradient with row v multiplied by factor(size of v's bags, N, B)."""
 
     def model(case, want):
-        if _mode(case) != mode:
+        if _mode(case) != mode or _b_bags(case) is None:
             return None
         per_id = _bag_size_per_id(case, want)
         if per_id is None:
@@ -179,7 +238,9 @@ def _b_rescaled(mode, factor):
 def _b_overwritten(case, want):
     """dE[ids] += rows with fancy indexing: an id that occurs k times in one bag keeps one of
     its k equal contributions, want[v] / k (None when a repeated id spans several bags)."""
-    ids, _, bag, _ = _b_layout(case)
+    if _b_bags(case) is None:
+        return None
+    ids, bag, _ = _b_bags(case)
     if np.unique(ids).size == ids.size:
         return None
     out = np.array(want, dtype=np.float64)
@@ -191,46 +252,58 @@ def _b_overwritten(case, want):
     return out
 
 
-def _scale(case, sizes):
-    """(B,): what each bag's gradient is multiplied by at each of its positions."""
-    if _mode(case) == "mean":
-        return 1.0 / np.maximum(sizes, 1)
-    return np.ones(len(sizes))
-
-
 def _b_last_dropped(case, want):
-    """The expected gradient without the last bag's contributions."""
-    ids, sizes, bag, q = _b_layout(case)
-    if sizes[-1] == 0:
+    """The expected gradient without the last bag: the rows of its ids are zero (None when one
+    of them also occurs in another bag, or the last bag is empty)."""
+    if _b_bags(case) is None:
+        return None
+    ids, bag, sizes = _b_bags(case)
+    last = bag == len(sizes) - 1
+    dropped = np.unique(ids[last])
+    if sizes[-1] == 0 or np.isin(dropped, ids[~last]).any():
         return None
     out = np.array(want, dtype=np.float64)
-    last = _scale(case, sizes)[-1] * q[-1]
-    for n in np.flatnonzero(bag == len(sizes) - 1):
-        out[ids[n]] -= last
+    out[dropped] = 0.0
     return out
 
 
 def _b_empty_nan(case, want):
     """The count matrix divided by bag sizes: an empty bag's 0/0 spreads NaN into every row."""
-    _, sizes, _, _ = _b_layout(case)
-    if _mode(case) != "mean" or not np.any(sizes == 0):
+    sizes = _sizes(case)
+    if _mode(case) != "mean" or sizes is None or not np.any(sizes == 0):
         return None
     return np.full(want.shape, np.nan)
 
 
-def _b_wrong_bag(case, want):
-    """A bag index counting distinct bag starts: after empty bags, positions land in an earlier
-    bag. The expected gradient, corrected at those positions."""
-    ids, sizes, bag, q = _b_layout(case)
-    n = ids.shape[0]
-    if not np.any(sizes == 0) or n == 0:
-        return None
-    wrong = np.maximum(np.cumsum(np.isin(np.arange(n), np.asarray(case.args[1]))) - 1, 0)
-    scale = _scale(case, sizes)
-    out = np.array(want, dtype=np.float64)
-    for p in np.flatnonzero(wrong != bag):
-        out[ids[p]] += (q[wrong[p]] - q[bag[p]]) * scale[bag[p]]
-    return out
+def _b_moved(true_sizes):
+    """A bag index that skips empty bags: the ids of bag b receive grad_out[to] of the bag
+    ``to`` that index gives them. For an id that occurs in bag b alone, the expected row is a
+    multiple of grad_out[b]; the mistake has the same multiple of grad_out[to] (None when an id
+    of a moved bag occurs elsewhere, or grad_out[b] is zero). With ``true_sizes``, mode="mean"
+    also divides by the size of bag ``to`` instead of bag b."""
+
+    def model(case, want):
+        if _b_bags(case) is None or (true_sizes and _mode(case) != "mean"):
+            return None
+        ids, bag, sizes = _b_bags(case)
+        q = np.asarray(case.args[2], dtype=np.float64)
+        to = index_skipping_empty(case.args[1])
+        moved = [b for b in range(len(sizes)) if sizes[b] > 0 and to[b] != b]
+        if not moved:
+            return None
+        out = np.array(want, dtype=np.float64)
+        for b in moved:
+            mine = np.unique(ids[bag == b])
+            norm = float(q[b] @ q[b])
+            if norm == 0 or np.isin(mine, ids[bag != b]).any():
+                return None
+            with np.errstate(divide="ignore", invalid="ignore"):
+                factor = sizes[b] / np.float64(sizes[to[b]]) if true_sizes else 1.0
+                for v in mine:
+                    out[v] = (want[v] @ q[b] / norm) * factor * q[to[b]]
+        return out
+
+    return model
 
 
 def _b_short(case, want):
@@ -285,11 +358,12 @@ BWD_MISTAKES = [
         "result. An empty bag has no ids, so it contributes nothing",
         _b_empty_nan,
     ),
+    Mistake("wrong_bag", f"{BWD} credited ids to the wrong bag {WRONG_BAG}", _b_moved(False)),
     Mistake(
-        "wrong_bag",
-        f"{BWD} credited ids to the wrong bag when some bags are empty: equal "
-        "offsets mean empty bags, so position n belongs to the last bag b with offsets[b] <= n",
-        _b_wrong_bag,
+        "wrong_bag_sizes",
+        f"{BWD} credited ids to the wrong bag {WRONG_BAG}; the sizes looked up with that wrong "
+        "bag are those of other bags (0 for an empty one: x / 0)",
+        _b_moved(True),
     ),
     Mistake("last_bag_dropped", f"{BWD}: {LAST_BAG}", _b_last_dropped),
 ]
@@ -327,9 +401,13 @@ def mode_judge(case, got, want):
 mean_judge = with_reduceat_hint(
     array_judge(MEAN, mistakes=FWD_MISTAKES, row_word="bag"), MEAN, 1, 2
 )
-mean_shape_judge = with_reduceat_hint(shape_judge(MEAN, FWD_MISTAKES[-2:-1]), MEAN, 1, 2)
+mean_shape_judge = with_reduceat_hint(
+    shape_judge(MEAN, [m for m in FWD_MISTAKES if m.name == "last_bag_dropped"]), MEAN, 1, 2
+)
 backward_judge = with_reduceat_hint(array_judge(BWD, mistakes=BWD_MISTAKES), BWD, 0, 1)
-backward_shape_judge = with_reduceat_hint(shape_judge(BWD, BWD_MISTAKES[:1]), BWD, 0, 1)
+backward_shape_judge = with_reduceat_hint(
+    shape_judge(BWD, [m for m in BWD_MISTAKES if m.name == "short_gradient"]), BWD, 0, 1
+)
 
 JUDGES = {
     MEAN: mean_judge,
