@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from autograder.checks import reference
-from autograder.checks.framework import tolerance
+from autograder.checks.compare import tolerance
 
 REF = reference.load("02_sparse_backward")
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from autograder.checks import reference
-from autograder.checks.framework import tolerance
+from autograder.checks.compare import tolerance
 
 REF = reference.load("03_fancy_indexing_trap")
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from autograder.checks import ch06, reference
-from autograder.checks.framework import outcome_of
+from autograder.checks.judges import outcome_of
 
 REF = reference.load("06_init_scale")
 SCHEMES = ["pytorch", "gpt2", "transformer"]

@@ -31,18 +31,22 @@ def _run_all(assignment, ns):
     return results
 
 
-def _cases():
-    for a in assignments():
-        mod = samples.module(a)
-        for name in mod.ALTERNATIVES:
-            yield pytest.param(a, name, id=f"{a}:{name}")
+def alternative_params() -> list:
+    """(assignment, name) of every correct alternative, for parametrize (also test_visible)."""
+    return [
+        pytest.param(a, name, id=f"{a}:{name}")
+        for a in assignments()
+        for name in samples.module(a).ALTERNATIVES
+    ]
 
 
-def _mistakes():
-    for a in assignments():
-        mod = samples.module(a)
-        for name in mod.MISTAKES:
-            yield pytest.param(a, name, id=f"{a}:{name}")
+def mistake_params() -> list:
+    """(assignment, name) of every classic mistake (also test_hidden_values, test_visible)."""
+    return [
+        pytest.param(a, name, id=f"{a}:{name}")
+        for a in assignments()
+        for name in samples.module(a).MISTAKES
+    ]
 
 
 @pytest.mark.parametrize("assignment", assignments())
@@ -51,7 +55,7 @@ def test_reference_passes_every_check(assignment):
     assert all(r.passed for r in results.values()), {g: r.message for g, r in results.items()}
 
 
-@pytest.mark.parametrize("assignment,name", list(_cases()))
+@pytest.mark.parametrize("assignment,name", alternative_params())
 def test_correct_alternative_gets_full_credit(assignment, name):
     sources = samples.module(assignment).ALTERNATIVES[name]
     results = _run_all(assignment, _namespace(assignment, sources))
@@ -59,7 +63,7 @@ def test_correct_alternative_gets_full_credit(assignment, name):
     assert not failing, f"a correct answer ({name}) lost points: {failing}"
 
 
-@pytest.mark.parametrize("assignment,name", list(_mistakes()))
+@pytest.mark.parametrize("assignment,name", mistake_params())
 def test_classic_mistake_loses_points_and_is_named(assignment, name):
     mistake = samples.module(assignment).MISTAKES[name]
     results = _run_all(assignment, _namespace(assignment, mistake.sources))

@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 from autograder import checks, samples
-from autograder.checks.framework import outcome_of, shown
-from autograder.course import assignments
-from tests.test_fairness import _namespace
+from autograder.checks.compare import shown
+from autograder.checks.judges import outcome_of
+from tests.test_fairness import _namespace, mistake_params
 
 
 def _tokens(values) -> set[str]:
@@ -42,13 +42,7 @@ def _appears(token: str, text: str) -> bool:
     return re.search(rf"(?<![\d,.]){re.escape(token)}(?![\d])", text) is not None
 
 
-def _mistakes():
-    for a in assignments():
-        for name in samples.module(a).MISTAKES:
-            yield pytest.param(a, name, id=f"{a}:{name}")
-
-
-@pytest.mark.parametrize("assignment,name", list(_mistakes()))
+@pytest.mark.parametrize("assignment,name", mistake_params())
 def test_messages_of_a_wrong_answer_show_no_reference_value_of_a_hidden_case(assignment, name):
     ns = _namespace(assignment, samples.module(assignment).MISTAKES[name].sources)
     leaks = []

@@ -28,6 +28,7 @@ import pytest
 from autograder import nb, samples
 from autograder.course import assignments, release_notebook, source_notebook
 from autograder.release.inline import INLINE, inline_cell_source
+from tests.test_fairness import alternative_params, mistake_params
 
 PUBLIC = [m.format(chapter="") for m in INLINE["tests"][0][:-1]]
 ALLOWED_IMPORTS = {
@@ -147,20 +148,10 @@ def _released_with(assignment, sources):
     return notebook
 
 
-def _alternatives():
-    for a in assignments():
-        yield pytest.param(a, None, id=f"{a}:reference")
-        for name in samples.module(a).ALTERNATIVES:
-            yield pytest.param(a, name, id=f"{a}:{name}")
+REFERENCES = [pytest.param(a, None, id=f"{a}:reference") for a in assignments()]
 
 
-def _mistakes():
-    for a in assignments():
-        for name in samples.module(a).MISTAKES:
-            yield pytest.param(a, name, id=f"{a}:{name}")
-
-
-@pytest.mark.parametrize("assignment,name", list(_alternatives()))
+@pytest.mark.parametrize("assignment,name", REFERENCES + alternative_params())
 def test_correct_answers_pass_every_visible_test(assignment, name):
     sources = {} if name is None else samples.module(assignment).ALTERNATIVES[name]
     results = _run(_released_with(assignment, sources), None)
@@ -168,7 +159,7 @@ def test_correct_answers_pass_every_visible_test(assignment, name):
     assert results and not failing, f"a correct answer failed visible tests: {failing}"
 
 
-@pytest.mark.parametrize("assignment,name", list(_mistakes()))
+@pytest.mark.parametrize("assignment,name", mistake_params())
 def test_each_classic_mistake_is_named_by_the_cell_that_catches_it(assignment, name):
     mistake = samples.module(assignment).MISTAKES[name]
     notebook = _released_with(assignment, mistake.sources)

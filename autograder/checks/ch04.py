@@ -10,7 +10,8 @@ import numpy as np
 
 from . import reference
 from .data import table as _table
-from .framework import Case, Mistake, array_judge, checks_for
+from .framework import Case, checks_for
+from .judges import Mistake, array_judge
 from .public.ch04 import (
     BWD,
     BWD_MISTAKES,

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .framework import Case, Check, CheckResult, checks_for, named_case
+from .framework import Case, Check, CheckResult, checks_for
+from .judges import named_case
 from .public.ch06 import (  # noqa: F401 - Z: the standard errors allowed (public)
     Z,
     contract_judge,

@@ -17,7 +17,8 @@ implementation (``V ** 0.25``, ``math.sqrt(math.sqrt(V))``, ``np.power``, ``roun
 
 from __future__ import annotations
 
-from .framework import Case, checks_for, named_case
+from .framework import Case, checks_for
+from .judges import named_case
 from .public.ch07 import (
     bytes_judge,
     contract_judge,

@@ -29,19 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import reference
-from .compare import close, differing_rows, expected, fmt, shown, tolerance  # noqa: F401
-from .judges import (  # noqa: F401
-    Case,
-    Judge,
-    Mistake,
-    Outcome,
-    array_judge,
-    common_problems,
-    named_case,
-    one_array_problems,
-    outcome_of,
-    shape_judge,
-)
+from .judges import Case, Judge, Outcome, outcome_of
 
 MAX_MESSAGES = 3  # failures listed per check; the rest are counted
 

@@ -38,11 +38,11 @@ INLINE = {
             "autograder.checks.visible",
             "autograder.checks.public.ch{chapter}",
         ],
-        'print(\n'
+        "print(\n"
         '    "Test helpers ready. Each test cell calls expect(your_function, inputs, expected):\\n"\n'
         '    "your function runs on copies of the inputs, and a wrong result gets a message that\\n"\n'
         '    "names the mistake it looks like (help(expect) says more)."\n'
-        ')',
+        ")",
     ),
 }
 # Kinds pasted inside a function; the names it hands back to the notebook.
