@@ -1,6 +1,7 @@
 """`make release`: regenerate exercises/ from solutions/ (and the other one-way publishing steps).
 
-python -m autograder.release                 # every assignment -> exercises/
+python -m autograder.release                 # every assignment -> exercises/, and each chapter
+                                             # page's notebook -> book/NN_slug.ipynb
 python -m autograder.release --out DIR       # into DIR instead (tests compare it with exercises/)
 python -m autograder.release --solutions     # after the deadline: grading/released_solutions/
 python -m autograder.release --student-repo DIR   # book + exercises, nothing secret
@@ -14,6 +15,7 @@ from pathlib import Path
 from ..course import EXERCISES, ROOT, assignments
 from . import history
 from .generate import generate
+from .pages import write_pages
 from .solutions import release_solutions
 from .student import student_repo
 
@@ -40,4 +42,6 @@ def main(argv=None) -> int:
     if args.out.resolve() == EXERCISES.resolve():  # a real release, not a test's scratch copy
         for label in history.record(args.assignments or assignments()):
             print("new release recorded in", history.HISTORY.relative_to(ROOT), "-", label)
+        for path in write_pages():
+            print("page notebook", path.relative_to(ROOT))
     return 0
