@@ -29,7 +29,7 @@ def install_or_explain(missing):
     """Install what is missing on Colab (a throwaway machine); anywhere else, say what to run."""
     if not missing:
         return
-    if importlib.util.find_spec("google.colab") is not None:
+    if "google.colab" in sys.modules:  # Colab's kernel imports it before any cell runs
         print("installing what this page needs:", " ".join(missing))
         subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", *missing])
         importlib.invalidate_caches()
