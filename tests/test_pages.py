@@ -57,7 +57,10 @@ def test_no_other_notebook_in_book():
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.stem)
 def test_paired_notebook_reads_as_plain_jupyter(page):
+    import nbformat
+
     nb = notebooks.read(pages.paired_path(page))
+    nbformat.validate(nbformat.from_dict(nb))
     first_code = next(c for c in nb["cells"] if c["cell_type"] == "code")
     assert "glue = standalone(COURSEKIT, REQUIRES)" in "".join(first_code["source"])
     for cell in nb["cells"]:

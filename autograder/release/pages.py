@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import ast
 import functools
-import hashlib
 import inspect
 import re
 import sys
@@ -57,8 +56,7 @@ INTRO = """\
 > **A page of the course website, as a notebook:** *{title}*.
 > Run the setup cell first, then the cells in order (or *Run all*). Numbers that the website
 > writes into the text are shown here as `name`: the cell that computes each one prints it as
-> `name: value`. Citations refer to the course's reference list. The chapter's exercise is a
-> notebook of its own: `{exercise}`.
+> `name: value`. Citations refer to the course's reference list.{exercise}
 """
 
 
@@ -140,8 +138,11 @@ def _intro(page: Path, body: list[dict]) -> str:
         page.stem,
     )
     exercise = f"exercises/{page.stem}/{page.stem}.ipynb"
-    if not (ROOT / exercise).exists():
-        exercise = "exercises/ (one notebook per chapter)"
+    exercise = (
+        f"\n> The chapter's exercise is a notebook of its own: `{exercise}`."
+        if (ROOT / exercise).exists()
+        else ""
+    )
     return INTRO.format(title=title, exercise=exercise)
 
 
@@ -338,11 +339,3 @@ def to_markdown(text: str, numbers: dict[str, int], page: str) -> str:
     text = EQ_LABEL.sub(lambda m: f"\\tag{{{numbers[m['label']]}}}\n$$", text)
     text = ADMONITION.sub(_admonition, text)
     return ROLE.sub(lambda m: _role(m, numbers, page), text)
-
-
-def source_digest() -> str:
-    """A hash of what the paired notebooks are made from (pages, bibliography, coursekit)."""
-    h = hashlib.sha256()
-    for path in sorted([*BOOK.glob("*.md"), BOOK / "references.bib", *ROOT.glob("coursekit/*.py")]):
-        h.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
-    return h.hexdigest()
