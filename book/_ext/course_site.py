@@ -68,6 +68,7 @@ def _page_assets(app, pagename, templatename, context, doctree) -> None:
 
 
 def _paired_notebook(app, pagename, templatename, context, doctree) -> None:
+    """A warning for a notebook page without its paired notebook (run `make release`)."""
     if context.get("ipynb_source") != pagename + ".ipynb":  # not a markdown notebook page
         return
     paired = Path(app.srcdir, pagename + ".ipynb")
@@ -81,8 +82,20 @@ def _paired_notebook(app, pagename, templatename, context, doctree) -> None:
             subtype="paired_notebook",
             location=pagename,
         )
+
+
+def _serve_paired_notebooks(app, exception) -> None:
+    """Put each paired notebook where the download button points (_sources/<page>.ipynb), over
+    the executed copy sphinx-book-theme left there; at the end of every build, so that an
+    incremental build (page unchanged, notebook regenerated) serves the current one too."""
+    if exception is not None or app.builder.format != "html":
         return
-    shutil.copyfile(paired, Path(app.outdir, "_sources", pagename + ".ipynb"))
+    sources = Path(app.outdir, "_sources")
+    for served in sources.rglob("*.ipynb"):
+        rel = served.relative_to(sources)
+        paired = Path(app.srcdir, rel)
+        if paired.is_file() and paired.with_suffix(".md").is_file():
+            shutil.copyfile(paired, served)
 
 
 @dataclass(frozen=True)
@@ -177,7 +190,7 @@ def setup(app):
     app.connect("config-inited", _default_mode)
     # After the other extensions have added their per-page assets.
     app.connect("html-page-context", _page_assets, priority=900)
-    # After sphinx-book-theme copied the executed notebook into _sources/.
     app.connect("html-page-context", _paired_notebook, priority=900)
     app.connect("build-finished", _rewrite_pages)
+    app.connect("build-finished", _serve_paired_notebooks)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
