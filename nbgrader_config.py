@@ -61,10 +61,24 @@ c.LimitOutput.max_lines = 1000
 # them) and tracebacks quoting them: strip both (autograder/grade/nbgrader_plugins.py). No
 # fallback: if this import fails, nbgrader must fail with it rather than publish hidden tests.
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
-from nbgrader.converters import Autograde  # noqa: E402
+from nbgrader.converters import Autograde, GenerateAssignment  # noqa: E402
 from nbgrader.preprocessors import GetGrades  # noqa: E402
 
 from autograder.grade.nbgrader_plugins import HideHiddenTests, RequireCourseChecks  # noqa: E402
+from autograder.release.nbgrader_plugins import (  # noqa: E402
+    CanonicalNotebookExporter,
+    CourseRelease,
+)
+
+# Plain `nbgrader generate_assignment A` is `make release` (one code path): after nbgrader's own
+# preprocessors, the course's step inlines the helper cells (a released notebook needs none of
+# the course's code) and stamps the release; the exporter writes the canonical bytes that
+# tests/test_release.py compares.
+c.GenerateAssignment.preprocessors = [
+    *GenerateAssignment.class_traits()["preprocessors"].default(),
+    CourseRelease,
+]
+c.GenerateAssignment.exporter_class = CanonicalNotebookExporter
 
 c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, CSSHTMLHeaderPreprocessor]
 # Plain `nbgrader autograde`: refuse (non-zero exit, nothing recorded) when the hidden tests
