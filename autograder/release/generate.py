@@ -41,7 +41,13 @@ def postprocess(notebook: dict, assignment: str, source: Path | None = None) -> 
 def generate_into(out_dir: Path, assignment: str, db: Path) -> Path:
     """``nbgrader generate_assignment ASSIGNMENT --force`` with gradebook ``db``, released into
     out_dir/<a>/ (ASSIGNMENT may be ``*``: every assignment, one nbgrader start)."""
-    args = ["generate_assignment", assignment, "--force", "--log-level=WARN", f"--db=sqlite:///{db}"]
+    args = [
+        "generate_assignment",
+        assignment,
+        "--force",
+        "--log-level=WARN",
+        f"--db=sqlite:///{db}",
+    ]
     if Path(out_dir).resolve() != EXERCISES.resolve():
         args.append(f"--CourseDirectory.release_directory={out_dir}")
     nb.run_nbgrader(args)
