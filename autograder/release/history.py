@@ -28,9 +28,7 @@ PARTS = {  # kind -> (changed, added, removed), each said of a list of names
     "test": ("the visible tests of {}", "new test cells: {}", "test cells removed: {}"),
     "given": ("the given cells {}", "new given cells: {}", "given cells removed: {}"),
 }
-UNCHANGED = (
-    "nothing a student is given (only prose, comments, test docstrings or labels, hidden tests)"
-)
+UNCHANGED = "nothing a student is given (prose, comments, test docstrings or labels, hidden tests)"
 
 
 def load(path: Path | None = None) -> dict:
