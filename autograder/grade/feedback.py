@@ -131,12 +131,14 @@ def feedback_html(job, info, notebook: dict | None, cell_results: dict, result, 
 
 def _readable_timestamp(text: str | None) -> bool:
     """Whether nbgrader can read this timestamp.txt (it fails the whole command otherwise)."""
-    import dateutil.parser
+    if not text:
+        return False
+    import dateutil.parser  # as nbgrader's parse_utc; a dependency of jupyter_client
 
-    parts = (text or "").split(" ")
+    parts = text.split(" ")
     try:
-        dateutil.parser.parse(" ".join(parts[:2]) if len(parts) == 3 else text or "")
-        return bool(text)
+        dateutil.parser.parse(" ".join(parts[:2]) if len(parts) == 3 else text)
+        return True
     except (ValueError, OverflowError):
         return False
 
