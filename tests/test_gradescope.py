@@ -367,11 +367,12 @@ def test_every_module_in_the_zip_imports_in_its_venv_from_the_extract(gs_roots):
             "    name = '.'.join(parts[:-1] if parts[-1] == '__init__' else parts)\n"
             "    m = importlib.import_module(name)\n"
             "    assert pathlib.Path(m.__file__).is_relative_to(src), (name, m.__file__)\n"
-            "print('ok')\n"
+            "from autograder.release import history\n"
+            "print('ok', *history.load())\n"  # the history the grader reads: the zip's
         )
         proc = subprocess.run([str(venv / "bin" / "python"), "-c", code, str(src)], cwd=src,
                               capture_output=True, text=True, env=local.clean_env())  # fmt: skip
-        assert proc.stdout.strip() == "ok", proc.stderr[-3000:]
+        assert proc.stdout.strip() == f"ok {a}", proc.stderr[-3000:]
 
 
 @pytest.mark.parametrize("a", [A, CAPSTONE])
@@ -429,6 +430,24 @@ def test_in_the_zips_venv_another_assignments_notebook_is_named_and_not_run(gs_r
     assert f"this notebook is another assignment: {title} ({other}.ipynb)" in doc["output"]
     assert f"upload your {a}.ipynb" in doc["output"]
     assert all(f"this is {other}.ipynb" in t["output"] for t in doc["tests"])
+
+
+def test_make_gradescope_test_grades_a_notebook_and_prints_each_tests_score(zip_path, tmp_path):
+    from autograder.gradescope import trial
+
+    stub = tmp_path / f"{A}.ipynb"
+    nb.write(samples.build(A, None), stub)
+    cmd = [str(COURSE_VENV / "bin" / "python"), "-m", "autograder.gradescope", "test", A,
+           "--zip", str(zip_path), "--notebook", str(stub)]  # fmt: skip
+    env = {**os.environ, "GRADESCOPE_KERNEL_USER": str(TEST_UID)}
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"score 0 / {full():g}" in proc.stdout
+    for gid, pts in _points().items():
+        assert f"0/{pts:g}  {gid} (" in proc.stdout
+    assert re.search(r"\[setup\] the grader imports from \S+/source/autograder/", proc.stdout)
+    assert "1 of 1 notebooks graded as expected" in proc.stdout
+    assert trial.main(A, tmp_path / "no.zip", []) == 2
 
 
 @needs_bwrap

@@ -70,14 +70,16 @@ def find_submission(folder: Path, assignment: str) -> tuple[Path | None, str | N
 
 
 def _summary(result: SubmissionResult, info, how: str) -> str:
+    """The text above the tests; ``how`` is empty when nothing of the notebook ran."""
     lines = [f"{info.name}: {result.score:g} / {result.max_score:g} points."]
-    lines.append(f"Graded against release {nb.stamp_label(info.stamp)}; your notebook is from "
-                 f"release {result.release or 'unknown'}.")  # fmt: skip
+    if how:
+        lines.append(f"Graded against release {nb.stamp_label(info.stamp)}; your notebook is "
+                     f"from release {result.release or 'unknown'}.")  # fmt: skip
     if result.stale:
         lines.append("Your notebook comes from another release of this exercise: download the "
                      "current one and copy your answers into it.")  # fmt: skip
     if result.reason:
-        lines.append(f"Not fully graded: {result.reason}")
+        lines.append(f"{'Not fully graded' if how else 'Not graded'}: {result.reason}")
     lines += [f"Note: {n}" for n in result.notes]
     if how:
         lines.append(f"Isolation: {how}.")
