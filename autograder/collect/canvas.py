@@ -31,6 +31,13 @@ IDS = re.compile(r"(?=_(\d+)_(\d+)_)")
 LATE = re.compile(r"[_-]late$", re.IGNORECASE)
 ANONYMOUS = re.compile(r"^(?:late_)?anon_", re.IGNORECASE)
 IMPOSSIBLE_NAME = re.compile(r"_\d+_")  # Canvas collapses these in the name part
+# The same names for nbgrader's own FileNameCollectorPlugin (nbgrader_config.py), which matches
+# from the start of the extracted file's absolute path: student_id is the Canvas user id, file_id
+# the display name without Canvas's "-1" (nbgrader adds the extension back).
+NBGRADER_PATTERN = (
+    r"(?i)^.*/(?P<name>[^/]*?)(?:[_-]late)?_(?P<student_id>\d+)_(?P<attachment_id>\d+)_"
+    r"(?P<file_id>[^/]+?)(?:-\d+)?\.ipynb$"
+)
 
 
 @dataclass(frozen=True)
