@@ -382,3 +382,21 @@ def test_canvas_manual_posting_row_and_missing_points_possible(grading, tmp_path
     assert (table.rows[0][a1], table.rows[0][a2]) == ("10", "5")
     assert table.rows[1] == [*posting, ""]  # kept as it was, not taken for a student
     assert by_login(table, "SIS Login ID")["alice"][a1] == "7"
+
+
+def test_submissions_csv_tells_no_submission_from_zero(grading):
+    """nbgrader's grades.csv writes 0.0 for both; submissions.csv beside it does not."""
+    from autograder.grade.gradebook import export_grades
+
+    export_grades(grading)
+    rows = {
+        (r["assignment"], r["student"]): r
+        for r in csv.DictReader((grading / "submissions.csv").open())
+    }
+    assert rows[(A1, "carol")]["submitted"] == "yes" and rows[(A1, "carol")]["score"] == "0"
+    assert rows[(A2, "carol")]["submitted"] == "no" and rows[(A2, "carol")]["score"] == ""
+    assert {r["submitted"] for (a, _), r in rows.items() if a == "03_unsubmitted"} == {"no"}
+    frank = rows[(A1, "frank")]
+    assert (frank["raw_score"], frank["late_penalty"], frank["score"]) == ("5.5", "1", "4.5")
+    plain = list(csv.DictReader((grading / "grades.csv").open()))
+    assert {r["score"] for r in plain if r["assignment"] == "03_unsubmitted"} == {"0.0"}
