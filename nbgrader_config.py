@@ -62,6 +62,13 @@ c.ZipCollectApp.downloaded_directory = os.path.join(REL, "downloaded")
 c.FileNameCollectorPlugin.named_regexp = NBGRADER_PATTERN
 c.FileNameCollectorPlugin.valid_ext = [".ipynb"]
 
+# Late penalties (README: Due dates and late penalties): the due date is the assignment's in the
+# gradebook (`nbgrader db assignment add A --duedate="2026-03-02 17:00:00 America/New_York"`), the
+# time is timestamp.txt; `make grade` applies the plugin set here exactly as `nbgrader autograde`
+# does. Deduct once: here, or with the LMS's late policy, never both. (Set it here or in
+# ~/.jupyter/nbgrader_config.py; nbgrader's default is "none".)
+# c.LateSubmissionPlugin.penalty_method = "zero"
+
 # Stubs students see in place of the reference.
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"

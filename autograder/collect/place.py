@@ -4,10 +4,11 @@ Each student gets at most one notebook, ``<grading>/submitted/<id>/<A>/<A>.ipynb
 the file was called: the one named like the assignment (``A.ipynb``, ``A-1.ipynb`` after a
 resubmission, ``A (2).ipynb`` from a browser), else the only notebook of the submission when it is
 not named like another assignment of the course. Beside it ``lms.json`` records what the LMS
-said (the late flag, its ids, the file's name) and, when the gradebook has a due date for the
-assignment, ``timestamp.txt`` carries the LMS's late flag in nbgrader's terms: the due date
-itself for a submission on time is not needed (no file), one second after it for one marked late
-(the LMS gives no time). Anything else is listed with the reason and left out.
+said (the late flag, its ids, the file's name). When the gradebook has a due date for the
+assignment, ``timestamp.txt`` carries the LMS's late flag in nbgrader's terms (the LMS gives no
+time): one second after the due date for a submission marked late, no file for one on time (an
+earlier ``timestamp.txt`` described another file and is removed). Anything else is listed with
+the reason and left out.
 """
 
 from __future__ import annotations
