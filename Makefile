@@ -16,7 +16,9 @@ ASSIGNMENT ?=
 GRADING ?= grading
 DEMO_GRADING := $(if $(filter command line environment,$(origin GRADING)),$(GRADING),grading-demo)
 # nbgrader started by these commands (and nbgrader_config.py) use the same folder.
+ifneq ($(filter command line environment,$(origin GRADING)),)
 export COURSE_GRADING_DIR = $(abspath $(GRADING))
+endif
 # NO_SANDBOX=1: grade without bubblewrap (an explicit opt-out; reports and feedback say so).
 NO_SANDBOX ?=
 # SCHEDULER=tcp://HOST:PORT (private network) or tls://HOST:PORT: grade on a Dask cluster whose
