@@ -9,6 +9,7 @@ python -m autograder.release --student-repo DIR   # book + exercises, nothing se
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from ..course import EXERCISES, GRADING, ROOT, assignments
@@ -36,6 +37,7 @@ def main(argv=None) -> int:
     )
     args = p.parse_args(argv)
     if args.solutions:
+        os.environ["COURSE_GRADING_DIR"] = str(args.grading_dir.resolve())  # nbgrader's too
         out = release_solutions(args.assignments or None, args.grading_dir.resolve())
         print("solutions released into", out)
         return 0
