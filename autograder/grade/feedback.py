@@ -16,6 +16,7 @@ from pathlib import Path
 from .. import nb
 from .assignment import test_of
 from .graded import graded_notebook, trim
+from .late import late_text
 
 
 @cache
@@ -81,6 +82,32 @@ def _sections(info, notebook: dict | None, cell_results: dict, by_gid: dict) -> 
     return sections
 
 
+def late_note(result) -> str:
+    """What the student is told about lateness: when, who said so, the penalty and the grade."""
+    if result.seconds_late > 0 and result.lms_late:
+        text = (
+            "Your LMS marked this submission late. It gives no time, so it counts as submitted "
+            f"just after the due date ({result.due})."
+        )
+    elif result.seconds_late > 0:
+        text = f"Submitted {late_text(result.seconds_late)} after the due date ({result.due})."
+    elif result.lms_late:
+        return (
+            "Your LMS marked this submission late. No due date is set in this course's "
+            "gradebook, so this grader deducts nothing for it."
+        )
+    else:
+        return ""
+    if result.late_penalty:
+        grade = max(0.0, result.score - result.late_penalty)
+        return (
+            f"{text} Late penalty: {result.late_penalty:g} points, so your grade is "
+            f"{grade:g} / {result.max_score:g}."
+        )
+    unknown = any(n.startswith("late:") for n in result.notes)  # not in the worker's table
+    return text if unknown else f"{text} No late penalty applies."
+
+
 def feedback_html(job, info, notebook: dict | None, cell_results: dict, result) -> str:
     by_gid = {t.grade_id: t for t in result.tests}
     tests = [dict(vars(t), what=_docline(info.visible.get(t.grade_id, ""))) for t in result.tests]
@@ -96,6 +123,7 @@ def feedback_html(job, info, notebook: dict | None, cell_results: dict, result) 
         stale=result.stale,
         current=f"{info.stamp['release']}+{info.stamp['source_sha256']}",
         notes=notes,
+        late=late_note(result),
         tests=tests,
         sections=_sections(info, notebook, cell_results, by_gid),
     )
