@@ -25,6 +25,7 @@ from .. import nb
 from ..release import history
 from .assignment import assignment_info, test_of
 from .graded import graded_notebook, trim
+from .late import late_text
 from .results import SIDECAR
 
 PLAIN = "plain nbgrader autograde has none"
@@ -87,6 +88,32 @@ def _sections(info, graded: dict | None, by_gid: dict) -> list[dict]:
     return sections
 
 
+def late_note(result) -> str:
+    """What the student is told about lateness: when, who said so, the penalty and the grade."""
+    if result.seconds_late > 0 and result.lms_late:
+        text = (
+            "Your LMS marked this submission late. It gives no time, so it counts as submitted "
+            f"just after the due date ({result.due})."
+        )
+    elif result.seconds_late > 0:
+        text = f"Submitted {late_text(result.seconds_late)} after the due date ({result.due})."
+    elif result.lms_late:
+        return (
+            "Your LMS marked this submission late. No due date is set in this course's "
+            "gradebook, so this grader deducts nothing for it."
+        )
+    else:
+        return ""
+    if result.late_penalty:
+        grade = max(0.0, result.score - result.late_penalty)
+        return (
+            f"{text} Late penalty: {result.late_penalty:g} points, so your grade is "
+            f"{grade:g} / {result.max_score:g}."
+        )
+    unknown = any(n.startswith("late:") for n in result.notes)  # not in the worker's table
+    return text if unknown else f"{text} No late penalty applies."
+
+
 def render(info, student: str, graded, tests: list[dict], header: dict, score=None, total=None):
     """The page. ``tests``: per test cell, in notebook order, grade_id, points, score, passed and
     message; ``header``: sandboxed, unsandboxed (why not), release, stale and notes; ``score``
@@ -117,6 +144,7 @@ def _header(result) -> dict:
         "unsandboxed": "the instructor chose to",
         "release": result.release,
         "stale": result.stale,
+        "late": late_note(result),
         "notes": notes,
     }
 
@@ -184,16 +212,22 @@ def write_outputs(
             (where / fname).write_text(text, encoding="utf-8")
 
 
-def _plain_header(notebook: dict, info) -> dict:
+def _plain_header(notebook: dict, info, penalty: float, grade: float, total: float) -> dict:
     """The header for a notebook nbgrader autograded itself: no sandbox, staleness as make grade
-    decides it."""
+    decides it, the late penalty nbgrader recorded."""
     stamp = (notebook.get("metadata") or {}).get("course")
     current = {"stamp": info.stamp, "given": info.given, "functions": info.answer_ids,
                "tests": [gid for gid, _ in info.tests]}  # fmt: skip
     stale, note = history.staleness(info.name, stamp, current)
-    release = nb.stamp_label(stamp) if stamp is not None else ""
-    notes = [note] if note else []
-    return {"sandboxed": False, "unsandboxed": PLAIN, "release": release, "stale": stale, "notes": notes}  # fmt: skip
+    late = (
+        f"Late penalty: {penalty:g} points (nbgrader's late policy), so your grade is "
+        f"{grade:g} / {total:g}."
+    ) if penalty else ""  # fmt: skip
+    return {
+        "sandboxed": False, "unsandboxed": PLAIN, "stale": stale, "late": late,
+        "release": nb.stamp_label(stamp) if stamp is not None else "",
+        "notes": [note] if note else [],
+    }  # fmt: skip
 
 
 def _error(cell) -> str:
@@ -203,11 +237,11 @@ def _error(cell) -> str:
     return ""
 
 
-def autograded_page(assignment: str, student: str, notebook: dict, folder: Path, score, total):
+def autograded_page(assignment: str, student: str, notebook: dict, folder: Path, grades: dict):
     """The page for an autograded notebook whose grade cells carry the gradebook's ``score`` and
-    ``points`` (nbgrader's GetGrades; ``score``/``total``: the notebook's, late penalty
-    deducted): written by ``make grade`` (its header beside it) or by plain ``nbgrader
-    autograde``."""
+    ``points`` (nbgrader's GetGrades; ``grades``: its ``score`` (late penalty deducted),
+    ``max_score`` and ``late_penalty``): written by ``make grade`` (its header beside it) or by
+    plain ``nbgrader autograde``."""
     info = assignment_info(assignment)
     cells = {test_of(c, info): c for c in notebook["cells"] if test_of(c, info)}
     tests = []
@@ -220,7 +254,11 @@ def autograded_page(assignment: str, student: str, notebook: dict, folder: Path,
             {"grade_id": gid, "function": info.checks[gid].function, "points": points,
              "score": got, "passed": passed, "message": "" if passed else _error(cell)}
         )  # fmt: skip
+    penalty = float(grades.get("late_penalty") or 0.0)
+    total = float(grades.get("max_score") or sum(t["points"] for t in tests))
+    grade = float(grades.get("score") or 0.0)
     side = Path(folder) / SIDECAR
     header = json.loads(side.read_text("utf-8")) if side.is_file() else None
-    header = header or _plain_header(notebook, info)
-    return render(info, student, notebook, tests, header, score, total)
+    header = header or _plain_header(notebook, info, penalty, grade, total)
+    # The page's score is before the penalty (as make grade's); the late note gives the grade.
+    return render(info, student, notebook, tests, header, grade + penalty, total)

@@ -109,10 +109,7 @@ class CourseFeedbackExporter(Exporter):
         nb_copy, resources = super().from_notebook_node(nb, resources, **kw)
         info = resources["nbgrader"]
         folder = resources.get("metadata", {}).get("path", "")
-        page = autograded_page(
-            info["assignment"], info["student"], nb_copy, folder,
-            info.get("score"), info.get("max_score"),
-        )  # fmt: skip
+        page = autograded_page(info["assignment"], info["student"], nb_copy, folder, info)
         return page, resources
 
 

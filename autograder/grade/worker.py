@@ -70,6 +70,7 @@ def grade(job: Job, settings: Settings) -> SubmissionResult:
     notebook, raw, why = load_submission(job.path)
     if notebook is None:
         result.fail(info.test_rows(), BAD, why, f"not graded: {why}")
+        result.apply_late(job.penalties)
         write_outputs(settings.grading_dir, job, info, None, {}, result)
         result.seconds = time.monotonic() - t0
         return result
@@ -78,6 +79,7 @@ def grade(job: Job, settings: Settings) -> SubmissionResult:
     try:
         run = Run(job, settings, info, notebook, raw)
         _grade_notebook(run, result, info)
+        result.apply_late(job.penalties)
         write_outputs(settings.grading_dir, job, info, notebook, run.cell_results, result)
     except KernelError as exc:
         result.fail(

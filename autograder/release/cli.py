@@ -9,9 +9,10 @@ python -m autograder.release --student-repo DIR   # book + exercises, nothing se
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
-from ..course import EXERCISES, ROOT, assignments
+from ..course import EXERCISES, GRADING, ROOT, assignments
 from . import history
 from .generate import generate
 from .solutions import release_solutions
@@ -28,9 +29,17 @@ def main(argv=None) -> int:
         "--solutions", action="store_true", help="release solutions (after the deadline)"
     )
     p.add_argument("--student-repo", type=Path, help="write the student-facing copy here")
+    p.add_argument(
+        "--grading-dir",
+        type=Path,
+        default=GRADING,
+        help="--solutions: into <this>/released_solutions",
+    )
     args = p.parse_args(argv)
     if args.solutions:
-        print("solutions released into", release_solutions(args.assignments or None))
+        os.environ["COURSE_GRADING_DIR"] = str(args.grading_dir.resolve())  # nbgrader's too
+        out = release_solutions(args.assignments or None, args.grading_dir.resolve())
+        print("solutions released into", out)
         return 0
     if args.student_repo:
         print("student-facing copy written to", student_repo(args.student_repo.resolve()))

@@ -10,7 +10,8 @@ For every assignment there is a module ``samples/chNN.py`` with
 
 A submission is the released notebook with the answer cells replaced (an answer cell's grade_id is
 the name of the function it defines). ``python -m autograder.samples --install`` writes three demo
-students per assignment (correct, one classic mistake, untouched stub) into grading/submitted/, so
+students per assignment (correct, one classic mistake, untouched stub) into
+``<grading-dir>/submitted/`` (``make demo``: grading-demo/, never the term's grading/), so
 ``make demo`` shows the whole flow at once. Nothing here is published to students.
 """
 
@@ -85,11 +86,12 @@ def install(dest: Path | None = None, only: list[str] | None = None) -> list[Pat
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description="Write demo submissions into grading/submitted/.")
+    p = argparse.ArgumentParser(description="Write demo submissions into <grading-dir>/submitted/.")
     p.add_argument("--install", action="store_true", required=True)
+    p.add_argument("--grading-dir", type=Path, default=GRADING, help="default grading/")
     p.add_argument("assignments", nargs="*")
     args = p.parse_args(argv)
-    for path in install(only=args.assignments or None):
+    for path in install(args.grading_dir / "submitted", only=args.assignments or None):
         print("wrote", path)
     return 0
 
