@@ -26,6 +26,7 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 )
 
 from autograder.course import COURSE_ID  # noqa: E402
+from autograder.grade.results import SIDECAR  # noqa: E402
 
 c = get_config()  # noqa: F821  (provided by traitlets when nbgrader loads this file)
 
@@ -48,6 +49,7 @@ c.CourseDirectory.ignore = [
     "*.py",
     "*.pth",
     "*.so",
+    SIDECAR,  # make grade's record beside a graded copy: never taken from a student's folder
 ]
 
 # Plain `nbgrader zip_collect A` on Canvas's "Download Submissions" zip, put in
@@ -84,17 +86,50 @@ c.LimitOutput.max_lines = 1000
 # them) and tracebacks quoting them: strip both (autograder/grade/nbgrader_plugins.py). No
 # fallback: if this import fails, nbgrader must fail with it rather than publish hidden tests.
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
-from nbgrader.converters import Autograde  # noqa: E402
-from nbgrader.preprocessors import GetGrades  # noqa: E402
+from nbgrader.converters import Autograde, GenerateAssignment  # noqa: E402
+from nbgrader.preprocessors import GetGrades, OverwriteCells  # noqa: E402
 
-from autograder.grade.nbgrader_plugins import HideHiddenTests, RequireCourseChecks  # noqa: E402
+from autograder.grade.nbgrader_plugins import (  # noqa: E402
+    CourseFeedbackExporter,
+    ExplainSkips,
+    HideHiddenTests,
+    OverwriteReleasedCells,
+    RequireCourseChecks,
+)
+from autograder.release.nbgrader_plugins import (  # noqa: E402
+    CanonicalNotebookExporter,
+    CourseRelease,
+)
+
+# Plain `nbgrader generate_assignment A` is `make release` (one code path): after nbgrader's own
+# preprocessors, the course's step inlines the helper cells (a released notebook needs none of
+# the course's code) and stamps the release; the exporter writes the canonical bytes that
+# tests/test_release.py compares.
+c.GenerateAssignment.preprocessors = [
+    *GenerateAssignment.class_traits()["preprocessors"].default(),
+    CourseRelease,
+]
+c.GenerateAssignment.exporter_class = CanonicalNotebookExporter
 
 c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, CSSHTMLHeaderPreprocessor]
+# ... and writes the course's feedback page (autograder/grade/feedback.py), not nbgrader's: on
+# `make grade`'s output the very page `make grade` wrote; on nbgrader's own autograded notebooks
+# the same kind of page from nbgrader's scores and messages. (Delete this line for nbgrader's
+# own page, the whole notebook with its outputs.)
+c.GenerateFeedback.exporter_class = CourseFeedbackExporter
 # Plain `nbgrader autograde`: refuse (non-zero exit, nothing recorded) when the hidden tests
 # could not load the checks, instead of recording zeros for everyone.
 c.Autograde.autograde_preprocessors = [
     RequireCourseChecks,
     *Autograde.class_traits()["autograde_preprocessors"].default(),
 ]
+# Quiet for honest work: nbgrader's OverwriteCells warns about the checksum of every test cell
+# that had hidden tests (nbgrader issue #1961); the course's subclass knows the released form.
+c.Autograde.sanitize_preprocessors = [
+    OverwriteReleasedCells if p is OverwriteCells else p
+    for p in Autograde.class_traits()["sanitize_preprocessors"].default()
+]
+# A skipped submission (already graded, by `make grade` too) is said to be skipped, and why.
+ExplainSkips.install()
 
 os.makedirs(GRADING, exist_ok=True)

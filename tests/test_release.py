@@ -70,25 +70,74 @@ def test_every_test_cell_has_a_registered_check(assignment):
         assert f"({check.function})" in hidden, f"{gid} must call its check on {check.function}"
 
 
-def test_release_is_exactly_what_generation_makes(tmp_path):
+def _tree(folder):
+    return {p.relative_to(folder): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    """`make release`'s command (python -m autograder.release --out DIR): exercises/ into DIR."""
+    out = tmp_path_factory.mktemp("release")
+    proc = subprocess.run(
+        [sys.executable, "-m", "autograder.release", "--out", str(out)],
+        cwd=SOLUTIONS.parent,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    return out
+
+
+def test_release_is_exactly_what_generation_makes(generated):
     """exercises/ must be regenerated with `make release` whenever solutions/ change."""
-    release.generate(tmp_path)
-    made = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*.ipynb"))
-    have = sorted(p.relative_to(EXERCISES) for p in EXERCISES.rglob("*.ipynb"))
-    assert made == have, "exercises/ has other notebooks than generation makes: run `make release`"
-    for rel in made:
-        assert (tmp_path / rel).read_bytes() == (EXERCISES / rel).read_bytes(), (
-            f"exercises/{rel} drifted from solutions/: run `make release`"
+    made, have = _tree(generated), _tree(EXERCISES)
+    assert sorted(made) == sorted(have), (
+        "exercises/ has other files than generation makes: run `make release`"
+    )
+    for rel, data in made.items():
+        assert data == have[rel], f"exercises/{rel} drifted from solutions/: run `make release`"
+        # the canonical form of autograder.nb.io, whoever wrote it
+        assert data.decode("utf-8") == notebooks.dumps(json.loads(data)), rel
+
+
+def test_plain_nbgrader_generate_assignment_writes_make_releases_exercises(generated, tmp_path):
+    """nbgrader's own release step, from the repository root against a scratch gradebook,
+    leaves exercises/ byte-identical to `make release`'s output (one code path: the course's
+    preprocessor and exporter are in nbgrader_config.py). Two fresh generations agreeing byte
+    for byte with the committed exercises/ also show that generation is byte-stable."""
+    before = _tree(EXERCISES)
+    db = f"--db=sqlite:///{tmp_path / 'gradebook.db'}"
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "nbgrader", "generate_assignment", "*", "--force", db],
+            cwd=SOLUTIONS.parent,
+            capture_output=True,
+            text=True,
+            timeout=600,
         )
+        after = _tree(EXERCISES)
+    finally:  # never leave the tracked exercises/ changed by a failing run
+        for rel, data in before.items():
+            if not (EXERCISES / rel).exists() or (EXERCISES / rel).read_bytes() != data:
+                (EXERCISES / rel).parent.mkdir(parents=True, exist_ok=True)
+                (EXERCISES / rel).write_bytes(data)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    assert sorted(after) == sorted(_tree(generated)) == sorted(before)
+    made = _tree(generated)
+    changed = [str(rel) for rel, data in after.items() if data != made[rel]]
+    assert not changed, f"plain nbgrader wrote other bytes than make release: {changed}"
+    rewritten = [str(rel) for rel, data in after.items() if data != before[rel]]
+    assert not rewritten, f"plain nbgrader rewrote the committed exercises/: {rewritten}"
+    for rel, data in after.items():  # what release_assignment ships runs without the course
+        text = data.decode("utf-8")
+        assert not re.search(r"^\s*(from|import) (autograder|coursekit)\b", _code(text), re.M), rel
 
 
-def test_generation_is_byte_stable(tmp_path):
-    a = assignments()[0]
-    release.generate(tmp_path / "one", [a])
-    release.generate(tmp_path / "two", [a])
-    assert (tmp_path / "one" / a / f"{a}.ipynb").read_bytes() == (
-        tmp_path / "two" / a / f"{a}.ipynb"
-    ).read_bytes()
+def _code(text: str) -> str:
+    """The code cells of a notebook's JSON text, joined."""
+    cells = json.loads(text)["cells"]
+    return "\n".join(notebooks.source(c) for c in cells if c["cell_type"] == "code")
 
 
 @pytest.mark.parametrize("assignment", assignments())

@@ -11,6 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 GRADED, BAD, ERROR = "graded", "bad", "error"
+# Beside a graded copy (<grading>/autograded/<student>/<a>/): what make grade knew besides the
+# scores (notes, sandbox, staleness), for nbgrader's generate_feedback to render the same page.
+# nbgrader_config.py ignores the name, so a student's folder can never supply one.
+SIDECAR = ".course_grading.json"
 
 
 @dataclass

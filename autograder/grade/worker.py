@@ -33,12 +33,18 @@ from .submission import load_submission
 
 
 def _stamp(result: SubmissionResult, notebook: dict, info: AssignmentInfo) -> None:
+    """The release the submission was made from; stale only when what it was given changed."""
     stamp = (notebook.get("metadata") or {}).get("course")
     result.release = nb.stamp_label(stamp)
-    result.stale = stamp != info.stamp
-    if result.stale:
-        current = {"functions": info.answer_ids, "tests": [gid for gid, _ in info.tests]}
-        result.notes.append(history.describe(info.name, result.release, current))
+    current = {
+        "stamp": info.stamp,
+        "given": info.given,
+        "functions": info.answer_ids,
+        "tests": [gid for gid, _ in info.tests],
+    }
+    result.stale, note = history.staleness(info.name, stamp, current)
+    if note:
+        result.notes.append(note)
 
 
 def _grade_notebook(run: Run, result: SubmissionResult, info: AssignmentInfo) -> None:
