@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from autograder import nb as notebooks
-from autograder import release
+from autograder import release, samples
 from autograder.course import EXERCISES, SOLUTIONS, assignments, release_notebook, source_notebook
 
 from .leaks import find_leaks
@@ -100,18 +100,28 @@ def test_released_notebook_holds_no_solution_or_hidden_test(assignment):
 
 
 @pytest.mark.parametrize("assignment", assignments())
-def test_nbgrader_validate_passes_on_source_and_fails_on_released_stub(assignment):
-    def validate(path, *extra):
+def test_nbgrader_validate_passes_quietly_on_source_and_answers_and_fails_on_released_stub(
+    assignment, tmp_path
+):
+    """The source notebook and the released one with the reference answers pass, with no
+    warning from nbgrader (a test cell that ends in a value, e.g. an array, is read as partial
+    credit and warned about); the untouched release fails every test (--invert)."""
+
+    def validate(*args):
         return subprocess.run(
-            [sys.executable, "-m", "nbgrader", "validate", str(path), *extra],
+            [sys.executable, "-m", "nbgrader", "validate", *map(str, args)],
             cwd=SOLUTIONS.parent,
             capture_output=True,
             text=True,
             timeout=300,
         )
 
-    ok = validate(source_notebook(assignment))
-    assert ok.returncode == 0 and "Success!" in ok.stdout, ok.stdout + ok.stderr
+    answered = tmp_path / f"{assignment}.ipynb"
+    notebooks.write(samples.build(assignment, {}), answered)
+    ok = validate(source_notebook(assignment), answered)
+    log = ok.stdout + ok.stderr
+    assert ok.returncode == 0 and ok.stdout.count("Success!") == 2, log
+    assert "[ValidateApp | WARNING]" not in log and "Cell output is" not in log, log
     stub = validate(release_notebook(assignment), "--invert")
     assert stub.returncode == 0 and "Success!" in stub.stdout, stub.stdout + stub.stderr
 

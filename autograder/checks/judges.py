@@ -178,7 +178,7 @@ class Mistake:
             if alt is not None:
                 yield alt
 
-    def also(self, *models) -> Mistake:
+    def also(self, *models):  # -> Mistake (the pasted copy runs without deferred annotations)
         """The same mistake (id and message) recognised by more models."""
         return Mistake(self.name, self.message, self.models() + models)
 
@@ -218,6 +218,16 @@ COMMON = [
     WRONG_DTYPE,
     REPLACED_ARRAY,
 ]
+
+
+def catalogue(mistakes) -> dict:
+    """id -> Mistake: the common ones and a chapter's (its ``MISTAKES``), one place to read
+    every mistake its judges recognise. Raises ValueError for an id used by two mistakes."""
+    out: dict = {}
+    for m in [*COMMON, *mistakes]:
+        if out.setdefault(m.name, m) is not m:
+            raise ValueError(f"two mistakes have the id {m.name!r}: ids are unique in a chapter")
+    return out
 
 
 def dtype_advice(got_dtype, want_dtype) -> str:

@@ -26,7 +26,7 @@ import inspect
 
 import numpy as np
 
-from .judges import Case, Outcome, outcome_of
+from .judges import Case, Outcome, catalogue, outcome_of
 
 
 class Raises:
@@ -68,11 +68,12 @@ def _arg_names(fn) -> list | None:
     return names or None
 
 
-def _one_line(label: str, message: str, width: int = 150) -> str:
-    """A failing expectation in one line: its label and the first sentence of its message."""
+def _one_line(label: str, message: str, width: int = 170) -> str:
+    """A failing expectation in one line: its label, then its message without the label (which
+    the message repeats), cut at a word boundary."""
     text = " ".join(str(message).split())
-    cut = text.find(". ")
-    text = text[: cut + 1] if cut >= 0 else text
+    for mention in (f" (for {label})", f" for {label}"):
+        text = text.replace(mention, "")
     if len(text) > width:
         text = text[: width - 3].rsplit(" ", 1)[0] + "..."
     return f"  - {label}: {text}"
@@ -121,10 +122,13 @@ class Expect:
 
     ``with expect.all():`` around several expectations runs every one of them and fails once at
     the end of the block, listing each failing expectation (one line each, then the first in
-    full). The untouched stub's NotImplementedError is raised at once, as it is."""
+    full). The untouched stub's NotImplementedError is raised at once, as it is.
 
-    def __init__(self, judges: dict):
+    ``expect.mistakes``: every classic mistake this chapter's judges recognise, by its id."""
+
+    def __init__(self, judges: dict, mistakes: dict):
         self.judges = judges
+        self.mistakes = mistakes
         self.last = None
         self.pending = None  # the open block's failures and count, or None
 
@@ -164,7 +168,8 @@ class Expect:
             raise AssertionError(str(message))
 
 
-def make_expect(judges: dict) -> Expect:
+def make_expect(judges: dict, mistakes=()) -> Expect:
     """``expect`` for one chapter: ``judges`` maps a function's name (or "name:check" for a
-    second way of judging it, e.g. "embedding_backward:shape") to a judge."""
-    return Expect(judges)
+    second way of judging it, e.g. "embedding_backward:shape") to a judge; ``mistakes``: the
+    chapter's classic mistakes (its ``MISTAKES``), whose ids must be unique."""
+    return Expect(judges, catalogue(mistakes))

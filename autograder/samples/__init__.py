@@ -44,6 +44,11 @@ def reference_sources(assignment: str) -> dict[str, str]:
     return reference.sources(assignment)
 
 
+def given_sources(assignment: str) -> dict[str, str]:
+    """The given (locked) code cells a sample answer runs with, e.g. the capstone's model_grads."""
+    return reference.given_sources(assignment)
+
+
 def answer_cell_ids(assignment: str) -> list[str]:
     return list(reference_sources(assignment))
 

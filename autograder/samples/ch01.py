@@ -110,6 +110,32 @@ def embedding_forward(E, ids):
         says="row before the right one",
         id="off-by-one",
     ),
+    "one_hot returns int64 (astype(int))": Mistake(
+        {
+            "one_hot": """
+def one_hot(ids, V):
+    ids = np.asarray(ids)
+    return (ids[..., None] == np.arange(V)).astype(np.int64)
+"""
+        },
+        fails={"test_one_hot"},
+        says="one_hot returns float64 whatever the dtype of ids",
+        id="wrong-dtype",
+    ),
+    "one_hot flattens 2-D ids": Mistake(
+        {
+            "one_hot": """
+def one_hot(ids, V):
+    flat = np.ravel(ids)
+    out = np.zeros((flat.size, V))
+    out[np.arange(flat.size), flat] = 1.0
+    return out
+"""
+        },
+        fails={"test_one_hot"},
+        says="one_hot lost the shape of ids",
+        id="one-hot-flattened",
+    ),
     "modifies the table": Mistake(
         {
             "embedding_forward": """

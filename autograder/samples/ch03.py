@@ -216,6 +216,19 @@ MISTAKES = {
         "v was built from the gradient itself, not its square",
         id="v-not-squared",
     ),
+    "touched rows from the nonzero gradient (a cancelled row skipped)": _mistake(
+        """
+    d = E.shape[1]
+    dense = np.zeros(E.shape, dtype=E.dtype)
+    np.add.at(dense, np.ravel(ids), np.reshape(grad_out, (-1, d)))
+    rows = np.flatnonzero(dense.any(axis=1))  # a row whose gradients cancel looks untouched
+    g = dense[rows]
+"""
+        + UPDATE,
+        {"test_adam_repeated"},
+        "whose gradients cancel (they sum to 0) was skipped",
+        id="zero-gradient-skipped",
+    ),
     "eps inside the square root": _mistake(
         """
     flat = np.ravel(ids)

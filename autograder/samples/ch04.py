@@ -241,6 +241,26 @@ def embedding_bag_mean(E, ids, offsets):
         says="last bag was left out",
         id="last-bag-dropped",
     ),
+    # A running sum over every bag, then differences at the offsets: exact in real numbers,
+    # but in float32 a short bag after a long one loses its digits.
+    "float32 prefix sum over all bags (np.cumsum)": Mistake(
+        {
+            "embedding_bag_mean": """
+import numpy as np
+
+def embedding_bag_mean(E, ids, offsets):
+    ids, offsets = np.asarray(ids), np.asarray(offsets)
+    ends = np.append(offsets[1:], len(ids))
+    running = np.zeros((len(ids) + 1, E.shape[1]), dtype=E.dtype)
+    running[1:] = np.cumsum(E[ids], axis=0)
+    sums = running[ends] - running[offsets]
+    return sums / np.maximum(ends - offsets, 1).astype(E.dtype)[:, None]
+"""
+        },
+        fails={"test_bag_mean_dtype"},
+        says="a running sum over all the bags",
+        id="float32-drift",
+    ),
     "float64 result": Mistake(
         {
             "embedding_bag_mean": """

@@ -231,6 +231,34 @@ def init_embedding(V, d, scheme, rng):
         says="Take the ratio in logarithms: subtract first, then exp once",
         id="gamma-overflow",
     ),
+    # lgamma is taken, but exp comes before the division: exp(lgamma(x)) is Gamma(x), which
+    # overflows exactly where math.gamma does (OverflowError from math.exp once d >= 343)
+    "exp of each lgamma, then their ratio": Mistake(
+        {
+            "expected_row_length": "import math\n\ndef expected_row_length(d, sigma):\n"
+            "    top = math.exp(math.lgamma((d + 1) / 2))\n"
+            "    return sigma * math.sqrt(2) * top / math.exp(math.lgamma(d / 2))\n"
+        },
+        fails={"test_row_length_large_d"},
+        says="exp(lgamma(a)) / exp(lgamma(b)) overflows like gamma(a) / gamma(b)",
+        id="gamma-overflow",
+    ),
+    # Exact Gamma functions while they fit a float (d <= 171), an asymptotic series above: the
+    # series is off by up to 8e-9 for 172 <= d < 343, more than the 1e-9 the exercise asks for.
+    "math.gamma up to d = 171, a series above": Mistake(
+        {
+            "expected_row_length": """import math
+
+def expected_row_length(d, sigma):
+    if d <= 171:
+        return sigma * math.sqrt(2) * math.gamma((d + 1) / 2) / math.gamma(d / 2)
+    return sigma * math.sqrt(d) * (1 - 1 / (4 * d) + 1 / (32 * d * d))
+"""
+        },
+        fails={"test_row_length_large_d"},
+        says="not within the relative 1e-9 the exercise asks for",
+        id="not-exact-enough",
+    ),
     "squared length": Mistake(
         {"expected_row_length": "def expected_row_length(d, sigma):\n    return d * sigma ** 2\n"},
         fails={"test_row_length_small_d", "test_row_length_large_d"},

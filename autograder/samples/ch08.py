@@ -1,10 +1,9 @@
 """Sample answers for the capstone: correct alternatives (full credit) and classic mistakes.
 
-The train_step_ answer cell also holds the given model_grads, so every sample of it starts with
-that function as the release shows it (:data:`GIVEN`), then the student's train_step_.
+A sample of train_step_ is the answer cell's signature, then the student's body; the given
+model_grads it calls is a locked cell of its own, run as the notebook runs it.
 """
 
-from ..checks import reference
 from . import Mistake
 
 A = "08_capstone"
@@ -12,20 +11,17 @@ TRAIN = {"test_train_step_loss", "test_train_step_update", "test_train_step_repe
 ARRAYS = {"test_train_step_update", "test_train_step_repeated"}
 
 
-def _given() -> str:
-    """model_grads, exactly as the answer cell gives it (everything before def train_step_)."""
-    text = reference.sources(A)["train_step_"]
-    return text[: text.index("def train_step_(")]
-
-
 HEAD = """
+import numpy as np
+
+
 def train_step_(E, m, v, params, X, Y, t, lr=1e-2):
 """
 
 
 def answer(body: str) -> dict:
-    """A whole train_step_ answer cell: the given model_grads, the signature, then ``body``."""
-    return {"train_step_": _given() + HEAD + body}
+    """A whole train_step_ answer cell: the signature, then ``body``."""
+    return {"train_step_": HEAD + body}
 
 
 ALTERNATIVES = {
@@ -147,6 +143,29 @@ MISTAKES = {
         {"test_train_step_loss"},
         "Did you forget the return statement",
         id="returned-none",
+    ),
+    "t - 1 passed on to sparse_adam_step_": _mistake(
+        """
+    loss, G = model_grads(embedding_forward(E, X), params, X, Y)
+    dE = embedding_backward(X, G, E.shape[0])
+    rows = np.unique(X)
+    sparse_adam_step_(E, m, v, rows, dE[rows], t - 1, lr)  # ZeroDivisionError at t = 1
+    return loss
+""",
+        TRAIN,
+        "the step number was passed on off by one (t - 1)",
+        id="step-t-minus-one",
+    ),
+    "the summed rows passed once per occurrence (k times the gradient)": _mistake(
+        """
+    loss, G = model_grads(embedding_forward(E, X), params, X, Y)
+    dE = embedding_backward(X, G, E.shape[0])  # each row already summed over X
+    sparse_adam_step_(E, m, v, X, dE[X], t, lr)  # ... and summed again per occurrence
+    return loss
+""",
+        {"test_train_step_update", "test_train_step_repeated"},
+        "got k times its gradient",
+        id="summed-rows-per-occurrence",
     ),
     "works on copies (E = E.copy())": _mistake(
         """

@@ -82,4 +82,4 @@ one_hot_judge = array_judge(
 )
 
 JUDGES = {FWD: forward_judge, f"{FWD}:shape": shape_only_judge, "one_hot": one_hot_judge}
-expect = make_expect(JUDGES)
+expect = make_expect(JUDGES, MISTAKES)

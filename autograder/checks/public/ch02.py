@@ -320,4 +320,4 @@ def rows_judge(case, got, want):
 
 
 JUDGES = {BWD: backward_judge, f"{BWD}:shape": shape_only_judge, ROWS: rows_judge}
-expect = make_expect(JUDGES)
+expect = make_expect(JUDGES, MISTAKES)

@@ -175,6 +175,19 @@ def _v_not_squared(p):
     return [E, p.m1, v]
 
 
+@_model()
+def _zero_gradient_skipped(p):
+    """A touched row whose gradients sum to zero left as it was (m, v and E), as when the
+    touched rows are taken from the nonzero rows of the gradient instead of from ids."""
+    sums = [p.g[p.flat == r].sum(axis=0) for r in p.rows]  # each touched row's gradients
+    cancel = np.array([r for r, g in zip(p.rows, sums, strict=True) if not g.any()], dtype=int)
+    if cancel.size == 0 or not (p.m0[cancel].any() or p.v0[cancel].any()):
+        return None  # no such row, or one that a skip leaves right (zero moments stay zero)
+    E, m, v = p.E1.copy(), p.m1.copy(), p.v1.copy()
+    E[cancel], m[cancel], v[cancel] = p.E0[cancel], p.m0[cancel], p.v0[cancel]
+    return [E, m, v]
+
+
 def _unchanged(k):
     """Array k (0: E, 1: m, 2: v) left as the caller passed it: rebound, not written into."""
 
@@ -287,6 +300,14 @@ ADAM_MISTAKES = [
         "v was built from the gradient itself, not its square: the second moment averages "
         "g**2, v = b2 * v + (1 - b2) * g**2 (a negative g makes sqrt(v) NaN)",
         _v_not_squared,
+    ),
+    Mistake(
+        "zero-gradient-skipped",
+        "a row that ids touches but whose gradients cancel (they sum to 0) was skipped: SparseAdam "
+        "updates every row that occurs in ids, so its moments still decay (m = b1 * m, v = b2 * v) "
+        "and it still moves by step_size * m / (sqrt(v) + eps). Take the touched rows from ids "
+        "(np.unique(ids)), not from the nonzero rows of the summed gradient",
+        _zero_gradient_skipped,
     ),
     Mistake("not-in-place", NOT_IN_PLACE, (_unchanged(0), _unchanged(1), _unchanged(2))),
     Mistake(
@@ -440,4 +461,4 @@ def in_place_judge(case, got, want):
 
 
 JUDGES = {STEP: adam_judge, f"{STEP}:in_place": in_place_judge}
-expect = make_expect(JUDGES)
+expect = make_expect(JUDGES, MISTAKES)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..compare import close, differing_rows
 from ..judges import (
     NOT_IMPLEMENTED,
     Mistake,
@@ -316,9 +317,8 @@ def _b_moved(true_sizes):
 def _b_short(case, want):
     """One row per id up to the largest id that occurs, instead of V rows."""
     ids = np.asarray(case.args[0])
-    if ids.size == 0 or ids.max() + 1 >= want.shape[0]:
-        return None
-    return want[: ids.max() + 1]
+    top = int(ids.max()) + 1 if ids.size else 0  # no ids: no rows at all
+    return None if top >= want.shape[0] else want[:top]
 
 
 SHORT_GRADIENT = Mistake(
@@ -380,8 +380,15 @@ REDUCEAT_LAST = Mistake(
     "np.add.reduceat rejects an offset equal to len(ids) (an empty last bag)",
 )
 MODE_NOT_CHECKED = Mistake("mode-not-checked", "an unknown mode did not raise ValueError")
+FLOAT32_DRIFT = Mistake(
+    "float32-drift",
+    "too many float32 roundings: a running sum over all the bags (np.cumsum, then differences "
+    "at the offsets) makes the sum of a short bag after a long one the difference of two large "
+    "float32 numbers, and the digits it needs are lost. Sum each bag's rows on its own, or "
+    "accumulate in float64 and convert the means back to E's dtype",
+)
 # Every mistake this chapter recognises (judges.COMMON besides): ids unique within the chapter.
-MISTAKES = [*FWD_MISTAKES, *BWD_MISTAKES, REDUCEAT_LAST, MODE_NOT_CHECKED]
+MISTAKES = [*FWD_MISTAKES, *BWD_MISTAKES, REDUCEAT_LAST, MODE_NOT_CHECKED, FLOAT32_DRIFT]
 
 
 # ------------------------------------------------------------------------------------------
@@ -417,8 +424,29 @@ def mode_judge(case, got, want):
     return problem
 
 
-mean_judge = with_reduceat_hint(
-    array_judge(MEAN, mistakes=FWD_MISTAKES, row_word="bag"), MEAN, 1, 2
+def with_drift_hint(judge):
+    """Means of a float32 (or float16) table that are wrong, but within 1% everywhere: the
+    rounding of a float32 accumulation that grows with the number of ids (no model needed)."""
+
+    def wrapped(case, got, want):
+        msg = judge(case, got, want)
+        if not msg or mistake_id(msg) or want.error_type is not None or got.value is None:
+            return msg
+        w = want.value
+        if w.dtype.itemsize <= 4 and got.value.shape == w.shape and close(got.value, w, tol=DRIFT):
+            rows = differing_rows(got.value, w, w.dtype)
+            return FLOAT32_DRIFT.said(
+                f"{MEAN}'s means are within 1% but not within {w.dtype} accuracy for {case.label} "
+                f"(bags {rows}): {FLOAT32_DRIFT.message}."
+            )
+        return msg
+
+    return wrapped
+
+
+DRIFT = (1e-2, 1e-2)  # "within 1%": far from every modelled mistake, far above float32 rounding
+mean_judge = with_drift_hint(
+    with_reduceat_hint(array_judge(MEAN, mistakes=FWD_MISTAKES, row_word="bag"), MEAN, 1, 2)
 )
 mean_shape_judge = with_reduceat_hint(shape_judge(MEAN, [LAST_BAG_DROPPED]), MEAN, 1, 2)
 backward_judge = with_reduceat_hint(array_judge(BWD, mistakes=BWD_MISTAKES), BWD, 0, 1)
@@ -431,4 +459,4 @@ JUDGES = {
     f"{BWD}:shape": backward_shape_judge,
     f"{BWD}:mode": mode_judge,
 }
-expect = make_expect(JUDGES)
+expect = make_expect(JUDGES, MISTAKES)

@@ -383,4 +383,4 @@ untied_judge = tuple_judge(UNTIED, UNTIED_NAMES, UNTIED_MISTAKES)
 tied_judge = tuple_judge(TIED, TIED_NAMES, TIED_MISTAKES)
 
 JUDGES = {UNTIED: untied_judge, TIED: tied_judge, f"{TIED}:types": types_only_judge}
-expect = make_expect(JUDGES)
+expect = make_expect(JUDGES, MISTAKES)

@@ -28,6 +28,7 @@ from ..judges import (
     Mistake,
     array_judge,
     common_problems,
+    mistake_id,
 )
 from ..visible import make_expect
 
@@ -325,6 +326,12 @@ GAMMA_OVERFLOW = Mistake(
     "gamma(a) / gamma(b)",
 )
 NOT_A_FLOAT = Mistake("not-a-float", "an array where one float is due")
+NOT_EXACT = Mistake(
+    "not-exact-enough",
+    "the value is within 1e-6 but not within the relative 1e-9 the exercise asks for: an "
+    "approximation (a truncated series in 1/d, or one used above some d) is not exact enough "
+    "at every d. exp(lgamma((d + 1) / 2) - lgamma(d / 2)) is exact to about 1e-13 at every d",
+)
 
 
 def row_judge(case, got, want):
@@ -343,13 +350,18 @@ def row_judge(case, got, want):
             f"{ROW} returned an array of shape {got.value.shape} for {case.label}; "
             "return a single float (float(...))."
         )
-    return _row_values(case, got, want)
+    msg = _row_values(case, got, want)
+    if msg and not mistake_id(msg) and want.value is not None and got.value is not None:
+        g, w = float(np.asarray(got.value, dtype=np.float64).reshape(-1)[0]), float(want.value)
+        if w != 0 and math.isfinite(g) and abs(g / w - 1) < 1e-6:
+            return NOT_EXACT.said(f"{ROW} is not exact for {case.label}: {NOT_EXACT.message}.")
+    return msg
 
 
 INIT_MISTAKES = [SCHEME_NOT_CHECKED, *SCALE_MISTAKES, CONSTANT, UNIFORM_CENTRED, GLOBAL_RNG]
 INIT_MISTAKES += [FIXED_SEED]
 # Every mistake this chapter recognises (judges.COMMON besides): ids unique within the chapter.
-MISTAKES = [*INIT_MISTAKES, *ROW_MISTAKES, GAMMA_OVERFLOW, NOT_A_FLOAT]
+MISTAKES = [*INIT_MISTAKES, *ROW_MISTAKES, GAMMA_OVERFLOW, NOT_A_FLOAT, NOT_EXACT]
 
 
 JUDGES = {
@@ -359,4 +371,4 @@ JUDGES = {
     f"{INIT}:rng": rng_judge,
     ROW: row_judge,
 }
-expect = make_expect(JUDGES)
+expect = make_expect(JUDGES, MISTAKES)

@@ -331,4 +331,4 @@ JUDGES = {
     DIM: rule_judge,
     f"{DIM}:contract": contract_judge,
 }
-expect = make_expect(JUDGES)
+expect = make_expect(JUDGES, MISTAKES)

@@ -460,4 +460,4 @@ MISTAKES = [FLATTENED, OVERWRITE, AVERAGED, *ADAM_MISTAKES, ADAM_NOT_IN_PLACE, *
 MISTAKES += [STEP_NOT_IN_PLACE, LOSS_AFTER]
 
 JUDGES = {FWD: forward_judge, BWD: backward_judge, ADAM: adam_judge, STEP: train_step_judge}
-expect = make_expect(JUDGES)
+expect = make_expect(JUDGES, MISTAKES)
