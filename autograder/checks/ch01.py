@@ -14,8 +14,8 @@ check = checks_for(A)
 FWD_NAMES = ["E", "ids"]
 
 
-def fwd(label, E, ids):
-    return Case(label, (E, ids), meta={"arg_names": FWD_NAMES})
+def fwd(label, E, ids, **meta):
+    return Case(label, (E, ids), meta={"arg_names": FWD_NAMES, **meta})
 
 
 @check("test_forward_shape", "embedding_forward", shape_only_judge)
@@ -33,7 +33,7 @@ def forward_values():
     """embedding_forward: each id is replaced by its row"""
     worked = np.array([[1.0, 0.0], [0.0, 1.0], [2.0, 3.0], [-1.0, 1.0]])
     return [
-        fwd("the worked example (ids [2, 0, 2])", worked, np.array([2, 0, 2])),
+        fwd("the worked example (ids [2, 0, 2])", worked, np.array([2, 0, 2]), shown=True),
         fwd("a random (50, 8) table, ids of shape (4, 6)", _table(50, 8, 20), _ids((4, 6), 50, 21)),
         fwd(
             "a random (1000, 16) table, ids of shape (64,)",

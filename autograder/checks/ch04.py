@@ -213,7 +213,7 @@ def _grad(B, d, seed, dtype=np.float64):
 
 
 def _worked_fwd():
-    label = "the worked example (ids [4, 1, 1, 7, 2], offsets [0, 3])"
+    label = "the worked example's bags (ids [4, 1, 1, 7, 2], offsets [0, 3]) in a random table"
     return fwd(label, _worked_table(), WORKED_IDS, WORKED_OFFSETS)
 
 
@@ -329,7 +329,7 @@ def backward_shape():
     """embedding_bag_backward: one row per row of the table, shape (V, d)"""
     ids, offs = _bags(_random_sizes(6, 211), 15, 212)
     return [
-        _worked_bwd("the worked example with V = 8", 210),
+        _worked_bwd("the worked example's bags with V = 8, random gradients", 210),
         bwd("6 bags, V = 15", ids, offs, _grad(6, 4, 213), 15),
         bwd(
             "ids that use only the first rows of a V = 50 table",
@@ -349,7 +349,7 @@ def backward_mean():
     ids2, offs2 = _bags(_random_sizes(150, 223, 1, 10), 600, 224)
     ids3, offs3 = _bags([5, 2, 4, 3], 4, 225)
     return [
-        _worked_bwd("the worked example (ids [4, 1, 1, 7, 2], offsets [0, 3]), V = 8", 220),
+        _worked_bwd("the worked example's bags, V = 8, random gradients", 220),
         bwd("25 bags of 1 to 8 ids, V = 40", ids1, offs1, _grad(25, 5, 226), 40),
         bwd("150 bags of 1 to 10 ids, V = 600", ids2, offs2, _grad(150, 8, 227), 600),
         bwd(
@@ -372,7 +372,7 @@ def backward_sum():
     ids1, offs1 = _bags(_random_sizes(25, 241, 1, 8), 40, 242)
     ids3, offs3 = _bags([5, 2, 4, 3], 4, 243)
     return [
-        _worked_bwd('the worked example, mode="sum"', 240, mode="sum"),
+        _worked_bwd('the worked example\'s bags, random gradients, mode="sum"', 240, mode="sum"),
         bwd(
             '25 bags of 1 to 8 ids, V = 40, mode="sum"',
             ids1,
