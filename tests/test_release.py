@@ -1,5 +1,6 @@
 """The release pipeline: solutions/ -> exercises/, byte-stable, nothing secret, validated."""
 
+import ast
 import json
 import re
 import subprocess
@@ -55,6 +56,28 @@ def test_every_test_cell_has_a_docstring_visible_asserts_and_a_hidden_check(assi
         )
         assert "from autograder.checks import" in hidden, f"{gid}: hidden tests call autograder"
         assert notebooks.points(nb)[gid] > 0
+
+
+def _expect_calls(node) -> int:
+    return sum(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "expect"
+        for n in ast.walk(node)
+    )
+
+
+@pytest.mark.parametrize("assignment", assignments())
+def test_a_test_cell_with_several_expectations_collects_them_in_one_block(assignment):
+    """Several expect calls (or one in a loop) at the top level would stop at the first failure:
+    they go in `with expect.all():`, which reports every failing one (CONTRIBUTING)."""
+    nb = notebooks.read(source_notebook(assignment))
+    for gid, cell in notebooks.test_cells(nb).items():
+        visible = notebooks.source(cell).partition("### BEGIN HIDDEN TESTS")[0]
+        body = ast.parse(visible).body
+        loose = [s for s in body if not isinstance(s, ast.With) and _expect_calls(s)]
+        looped = any(isinstance(s, (ast.For, ast.While)) for s in loose)
+        assert len(loose) <= 1 and not looped, (
+            f"{gid}: put its expect calls in `with expect.all():`"
+        )
 
 
 @pytest.mark.parametrize("assignment", assignments())
