@@ -11,7 +11,9 @@ chapter's public mistake models). Here, for every chapter:
 * each classic mistake fails, as nbgrader grades it (the visible part first, then the hidden
   part), exactly the cells ``make grade`` fails (hidden part only), and the failing cells' messages
   name it; as a student sees it (released notebook, visible part only), every message it gets
-  from a failing cell names it too.
+  from a failing cell names it too;
+* no test cell ends in a value (nbgrader would read it as partial credit), and a cell's
+  ``with expect.all():`` block reports every failing expectation, once, at its end.
 
 The cells run in this process (our own sample answers), so the whole file takes seconds.
 """
