@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from ..course import EXERCISES, GRADING, ROOT, assignments
-from . import history
+from . import history, points
 from .generate import generate
 from .solutions import release_solutions
 from .student import student_repo
@@ -49,4 +49,6 @@ def main(argv=None) -> int:
     if args.out.resolve() == EXERCISES.resolve():  # a real release, not a test's scratch copy
         for label in history.record(args.assignments or assignments()):
             print("new release recorded in", history.HISTORY.relative_to(ROOT), "-", label)
+        if points.update():
+            print("points table updated in", points.PAGE.relative_to(ROOT))
     return 0
