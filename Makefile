@@ -19,7 +19,7 @@ WORKERS ?= $(shell nproc)
 GRADE_FLAGS = $(if $(SCHEDULER),--scheduler $(SCHEDULER),--jobs $(JOBS)) $(if $(filter 1,$(NO_SANDBOX)),--no-sandbox,)
 PORT ?= 8888
 
-.PHONY: venv book test lint format release lab grade worker export demo solutions gradescope screenshots student-repo vendor-mathjax clean help
+.PHONY: venv book test lint format release lab grade worker export demo solutions gradescope gradescope-test screenshots student-repo vendor-mathjax clean help
 
 help:
 	@echo "make book        build the website into _build/html"
@@ -32,6 +32,7 @@ help:
 	@echo "make demo        build sample submissions and grade them: the whole flow at once"
 	@echo "make solutions   release the solutions after the deadline (grading/released_solutions)"
 	@echo "make gradescope  a Gradescope autograder: grading/gradescope/ASSIGNMENT.zip (holds the solutions!)"
+	@echo "make gradescope-test  that zip graded here as on Gradescope (ASSIGNMENT=..., NOTEBOOK=...)"
 	@echo "make screenshots desktop and phone screenshots of every chapter under _build/screenshots"
 	@echo "make student-repo  the student-facing copy (book + exercises, no solutions) in student-repo/"
 	@echo "make vendor-mathjax  re-fetch the pinned MathJax the website serves itself (needs npm)"
@@ -107,6 +108,14 @@ GS_VISIBILITY ?= visible
 gradescope: $(STAMP)
 	@test -n "$(ASSIGNMENT)" || { echo "usage: make gradescope ASSIGNMENT=02_sparse_backward"; exit 2; }
 	python -m autograder.gradescope build $(ASSIGNMENT) --visibility $(GS_VISIBILITY)
+
+# The zip just built, graded here as Gradescope would: a venv from its requirements-grading.txt
+# alone (cached in /var/tmp/course-gradescope-venvs), its setup.sh, its run_autograder. NOTEBOOK
+# (space-separated) grades those; without it, a correct answer, a mistake, the stub and another
+# assignment's notebook. GRADESCOPE_PYTHON=/path/to/python3.11 chooses the Python.
+NOTEBOOK ?=
+gradescope-test: gradescope
+	python -m autograder.gradescope test $(ASSIGNMENT) $(foreach n,$(NOTEBOOK),--notebook "$(n)")
 
 screenshots: book
 	python -m tests.browser.screenshots

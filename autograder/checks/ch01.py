@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .data import forward_case as fwd
 from .data import ids as _ids
 from .data import table as _table
 from .framework import Case, checks_for
@@ -11,11 +12,6 @@ from .public.ch01 import forward_judge, one_hot_judge, shape_only_judge
 
 A = "01_one_hot_lookup"
 check = checks_for(A)
-FWD_NAMES = ["E", "ids"]
-
-
-def fwd(label, E, ids):
-    return Case(label, (E, ids), meta={"arg_names": FWD_NAMES})
 
 
 @check("test_forward_shape", "embedding_forward", shape_only_judge)

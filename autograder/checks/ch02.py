@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .data import backward_case as bwd
 from .data import distinct as _distinct
 from .data import grads as _grads
 from .data import ids as _ids
@@ -14,12 +15,6 @@ from .public.ch02 import backward_judge, rows_judge, shape_only_judge
 A = "02_sparse_backward"
 check = checks_for(A)
 BWD, ROWS = "embedding_backward", "embedding_backward_rows"
-BWD_NAMES = ["ids", "grad_out", "V"]
-
-
-def bwd(label, ids, grad_out, V, padding_idx=None):
-    kwargs = {} if padding_idx is None else {"padding_idx": padding_idx}
-    return Case(label, (ids, grad_out, V), kwargs, meta={"arg_names": BWD_NAMES})
 
 
 # ------------------------------------------------------------------------------------------
