@@ -1,7 +1,8 @@
 """Graders are fair both ways, for every chapter with samples.
 
 * every correct alternative (loops, np.add.at, bincount, ...) passes every hidden check;
-* each classic mistake fails exactly the test cells it should, and the message names it;
+* each classic mistake fails exactly the test cells it should, the message names it, and the
+  result carries the mistake's stable id (what test_report.csv's ``mistake`` column records);
 * the untouched stub fails every check with the "still raises NotImplementedError" message.
 
 These run the hidden checks in-process on the sample answers; test_nbgrader.py and
@@ -73,6 +74,8 @@ def test_classic_mistake_loses_points_and_is_named(assignment, name):
     )
     messages = " ".join(results[g].message for g in failing)
     assert mistake.says in messages, f"{name}: no {mistake.says!r} in: {messages}"
+    recorded = {i for g in failing for i in results[g].mistake.split(";") if i}
+    assert mistake.id in recorded, f"{name}: grading records {sorted(recorded)}, not {mistake.id!r}"
 
 
 @pytest.mark.parametrize("assignment", assignments())

@@ -167,24 +167,29 @@ def _moved_full(true_sizes):
     return model
 
 
-_SAYS = {m.name: m.message for m in BWD_MISTAKES}
+_KNOWN = {m.name: m for m in BWD_MISTAKES}
+
+
+def _hidden(name, model):
+    """The public mistake ``name`` (same id, same message), recognised by a hidden model too."""
+    return Mistake(name, _KNOWN[name].message, model)
+
+
 HIDDEN_BWD_MISTAKES = [
-    Mistake("sum_for_mean", _SAYS["sum_for_mean"], _scattered("mean", lambda s, n, b: np.ones(n))),
-    Mistake("mean_for_sum", _SAYS["mean_for_sum"], _scattered("sum", lambda s, n, b: 1.0 / s)),
-    Mistake(
-        "divided_by_total",
-        _SAYS["divided_by_total"],
+    _hidden("grad-sum-not-mean", _scattered("mean", lambda s, n, b: np.ones(n))),
+    _hidden("grad-mean-not-sum", _scattered("sum", lambda s, n, b: 1.0 / s)),
+    _hidden(
+        "grad-divided-by-total",
         _scattered("mean", lambda s, n, b: np.full(n, 1.0 / n) if n > 1 else None),
     ),
-    Mistake(
-        "divided_by_bags",
-        _SAYS["divided_by_bags"],
+    _hidden(
+        "grad-divided-by-bags",
         _scattered("mean", lambda s, n, b: np.full(n, 1.0 / b) if b > 1 else None),
     ),
-    Mistake("overwritten", _SAYS["overwritten"], _overwritten_full),
-    Mistake("wrong_bag", _SAYS["wrong_bag"], _moved_full(False)),
-    Mistake("wrong_bag_sizes", _SAYS["wrong_bag_sizes"], _moved_full(True)),
-    Mistake("last_bag_dropped", _SAYS["last_bag_dropped"], _last_dropped_full),
+    _hidden("grad-overwritten", _overwritten_full),
+    _hidden("grad-wrong-bag", _moved_full(False)),
+    _hidden("grad-wrong-bag-sizes", _moved_full(True)),
+    _hidden("grad-last-bag-dropped", _last_dropped_full),
 ]
 backward_judge = with_reduceat_hint(
     array_judge(BWD, mistakes=BWD_MISTAKES + HIDDEN_BWD_MISTAKES), BWD, 0, 1

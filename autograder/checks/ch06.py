@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from .framework import Case, Check, CheckResult, checks_for
-from .judges import named_case
+from .judges import mistake_id, named_case
 from .public.ch06 import (  # noqa: F401 - Z: the standard errors allowed (public)
     Z,
     contract_judge,
@@ -72,7 +72,7 @@ class SeedCheck(Check):
         if not result.passed:
             return result
         firsts = {}
-        messages = []
+        messages, mistakes = [], []
         for case, outcome in zip(cases, got, strict=True):
             group, role = case.meta["group"], case.meta["role"]
             if role == "first":
@@ -81,8 +81,9 @@ class SeedCheck(Check):
             first_case, first = firsts[group]
             problem = seed_problem(case, outcome.value, first_case.label, first, role == "same")
             if problem:
-                messages.append(problem)
-        return CheckResult(self.grade_id, not messages, messages[:3], len(got))
+                messages.append(str(problem))
+                mistakes.append(mistake_id(problem))
+        return CheckResult(self.grade_id, not messages, messages[:3], len(got), mistakes)
 
 
 def _rng_cases():

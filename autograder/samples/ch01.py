@@ -71,6 +71,7 @@ def embedding_forward(E, ids):
         },
         fails={"test_forward_dtype"},
         says="expected float32",
+        id="wrong-dtype",
     ),
     "flat result (works only for 1-D ids)": Mistake(
         {
@@ -89,6 +90,7 @@ def embedding_forward(E, ids):
             "test_forward_dtype",
         },
         says="lost the shape of ids",
+        id="flattened",
     ),
     "off by one": Mistake(
         {
@@ -106,6 +108,7 @@ def embedding_forward(E, ids):
             "test_forward_dtype",
         },
         says="row before the right one",
+        id="off-by-one",
     ),
     "modifies the table": Mistake(
         {
@@ -125,6 +128,7 @@ def embedding_forward(E, ids):
             "test_forward_dtype",
         },
         says="modified its input (E)",
+        id="modified-input",
     ),
 }
 

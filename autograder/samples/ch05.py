@@ -137,6 +137,7 @@ def tied_bigram_loss_grad(E, x, y):
         },
         fails=ALL_TIED,
         says="only the output path",
+        id="output-path-only",
     ),
     "only the input path": Mistake(
         {
@@ -148,6 +149,7 @@ def tied_bigram_loss_grad(E, x, y):
         },
         fails=ALL_TIED,
         says="only the input path",
+        id="input-path-only",
     ),
     "summed, not averaged over N": Mistake(
         {
@@ -168,6 +170,7 @@ def tied_bigram_loss_grad(E, x, y):
         },
         fails=ALL_TIED,
         says="not averaged over N",
+        id="not-averaged",
     ),
     "naive softmax (overflows)": Mistake(
         {
@@ -189,6 +192,7 @@ def tied_bigram_loss_grad(E, x, y):
         },
         fails={"test_tied_large_logits"},
         says="overflow",
+        id="naive-softmax",
     ),
     "log of an underflowed softmax": Mistake(
         {
@@ -211,6 +215,7 @@ def tied_bigram_loss_grad(E, x, y):
         },
         fails={"test_tied_large_logits"},
         says="underflowed",
+        id="log-underflow",
     ),
     "dE_in and dW_out swapped (untied)": Mistake(
         {
@@ -234,6 +239,7 @@ def untied_bigram_loss_grad(E_in, W_out, x, y):
         },
         fails={"test_untied"},
         says="in each other's places",
+        id="grads-swapped",
     ),
     "repeated ids overwritten (tied)": Mistake(
         {
@@ -254,6 +260,7 @@ def tied_bigram_loss_grad(E, x, y):
         },
         fails={"test_tied_repeated", "test_tied_types"},
         says="overwritten",
+        id="trap-overwrite",
     ),
     "repeated ids overwritten (untied, used by tied)": Mistake(
         {
@@ -282,6 +289,7 @@ def tied_bigram_loss_grad(E, x, y):
         },
         fails={"test_untied", "test_tied_repeated", "test_tied_types"},
         says="overwritten",
+        id="untied-trap-overwrite",
     ),
     "numpy float32 loss (no float())": Mistake(
         {
@@ -303,6 +311,7 @@ def tied_bigram_loss_grad(E, x, y):
         },
         fails={"test_tied_types"},
         says="Python float",
+        id="loss-not-float",
     ),
     "float64 dE for a float32 table": Mistake(
         {
@@ -314,6 +323,7 @@ def tied_bigram_loss_grad(E, x, y):
         },
         fails={"test_tied_types"},
         says="expected float32",
+        id="wrong-dtype",
     ),
 }
 

@@ -60,8 +60,8 @@ ALTERNATIVES = {
 }
 
 
-def _mistake(body, fails, says, extra=None):
-    return Mistake({**answer(body), **(extra or {})}, fails=set(fails), says=says)
+def _mistake(body, fails, says, extra=None, id=""):
+    return Mistake({**answer(body), **(extra or {})}, fails=set(fails), says=says, id=id)
 
 
 MISTAKES = {
@@ -75,6 +75,7 @@ MISTAKES = {
 """,
         {"test_train_step_update", "test_train_step_repeated"},
         "one Adam update per occurrence",
+        id="step-per-occurrence",
     ),
     "dE[X] += G instead of embedding_backward": _mistake(
         """
@@ -87,6 +88,7 @@ MISTAKES = {
 """,
         {"test_train_step_update", "test_train_step_repeated"},
         "only one occurrence of a repeated id reached",
+        id="step-trap-overwrite",
     ),
     "every row updated (the whole dE to sparse_adam_step_)": _mistake(
         """
@@ -97,6 +99,7 @@ MISTAKES = {
 """,
         {"test_train_step_update", "test_train_step_repeated"},
         "rows that X does not touch changed",
+        id="step-dense",
     ),
     "t not passed on (always 1)": _mistake(
         """
@@ -108,6 +111,7 @@ MISTAKES = {
 """,
         {"test_train_step_update", "test_train_step_repeated"},
         "the step number was not passed on",
+        id="t-not-passed",
     ),
     "lr not passed on (sparse_adam_step_'s default)": _mistake(
         """
@@ -119,6 +123,7 @@ MISTAKES = {
 """,
         {"test_train_step_update", "test_train_step_repeated"},
         "the learning rate was not passed on",
+        id="lr-not-passed",
     ),
     "returns the loss after the update": _mistake(
         """
@@ -130,6 +135,7 @@ MISTAKES = {
 """,
         {"test_train_step_loss"},
         "returned the loss after the update",
+        id="loss-after-update",
     ),
     "forgets to return the loss": _mistake(
         """
@@ -140,6 +146,7 @@ MISTAKES = {
 """,
         {"test_train_step_loss"},
         "Did you forget the return statement",
+        id="returned-none",
     ),
     "works on copies (E = E.copy())": _mistake(
         """
@@ -152,6 +159,7 @@ MISTAKES = {
 """,
         ARRAYS,
         "did not change",
+        id="step-not-in-place",
     ),
     "exercise 2's trap (dE[ids] += g) pasted into embedding_backward": Mistake(
         {
@@ -170,6 +178,7 @@ def embedding_backward(ids, grad_out, V, padding_idx=None):
         },
         fails={"test_backward", "test_train_step_update", "test_train_step_repeated"},
         says="repeated ids overwrote each other",
+        id="trap-overwrite",
     ),
     "exercise 3's trap (one update per occurrence) pasted into sparse_adam_step_": Mistake(
         {
@@ -189,6 +198,7 @@ def sparse_adam_step_(E, m, v, ids, grad_out, t, lr=1e-3, betas=(0.9, 0.999), ep
         # function's own test cell sees the trap
         fails={"test_adam"},
         says="one Adam update per occurrence",
+        id="per-occurrence",
     ),
     "only m bias-corrected (lr / (1 - b1**t)) in sparse_adam_step_": Mistake(
         {
@@ -209,6 +219,7 @@ def sparse_adam_step_(E, m, v, ids, grad_out, t, lr=1e-3, betas=(0.9, 0.999), ep
         # the step size is wrong whatever train_step_ hands it: the two update cells too
         fails={"test_adam", "test_train_step_update", "test_train_step_repeated"},
         says="only m was bias-corrected",
+        id="only-m-corrected",
     ),
     "v from the sum of squares in sparse_adam_step_": Mistake(
         {
@@ -232,6 +243,7 @@ def sparse_adam_step_(E, m, v, ids, grad_out, t, lr=1e-3, betas=(0.9, 0.999), ep
         # train_step_ hands it distinct rows, already summed: only its own cell sees it
         fails={"test_adam"},
         says="the sum of the squares",
+        id="sum-of-squares",
     ),
 }
 
