@@ -26,6 +26,7 @@ from .public.ch09 import (
     dequant_judge,
     lookup_judge,
     quant_judge,
+    near,
     same_codes,
 )
 
@@ -40,7 +41,8 @@ MARGIN = 1e-3  # how far from a half-way point every quantized value must be
 # Quantization inputs: rows on which every correct computation agrees
 # --------------------------------------------------------------------------------------------
 def _variants(row: np.ndarray, bits: int):
-    """(codes, scale) of one float32 row by three correct computations, and the unrounded t."""
+    """(codes, scale) of one float32 row by several correct computations (float32 and float64,
+    FBGEMM's product and a division), and the unrounded t."""
     k = 2**bits - 1
     lo, hi = row.min(), row.max()
     if bits == 8:
@@ -50,9 +52,9 @@ def _variants(row: np.ndarray, bits: int):
         t_div = (row - lo) / s32 if s32 > 0 else np.zeros_like(row)
         s64 = (np.float64(hi) - np.float64(lo)) / 255
         t64 = (row.astype(np.float64) - lo) / s64 if s64 > 0 else np.zeros(row.shape)
-        return [
-            (np.rint(t), s) for t, s in ((t_fb, s32), (t_div, s32), (t64, np.float32(s64)))
-        ], t64
+        t64_fb = (row.astype(np.float64) - lo) * (255 / (np.float64(hi) - lo + 1e-8))
+        found = [(t_fb, s32), (t_div, s32), (t64, np.float32(s64)), (t64_fb, np.float32(s64))]
+        return [(np.rint(t), s) for t, s in found], t64
     off = np.float16(lo).astype(np.float32)
     s16_32 = np.float16((hi - off) / np.float32(k))
     s16_64 = np.float16((np.float64(hi) - np.float64(off)) / k)
@@ -108,10 +110,10 @@ def _shifted(rng, d):
 
 def tie_table(bits: int) -> np.ndarray:
     """Rows with exact ties: a power-of-two scale, values k + 1/2 steps above the minimum for
-    both parities of k, and the two ends. For 8 bits the range is 255 * 2**19, large enough that
-    FBGEMM's 1e-8 is below float64's resolution there."""
+    both parities of k, and the two ends. For 8 bits the range is 255 * 2**20, large enough that
+    FBGEMM's 1e-8 is below half of float64's resolution there (which 2**19 is not)."""
     k = 2**bits - 1
-    step = 2.0**19 if bits == 8 else 1.0
+    step = 2.0**20 if bits == 8 else 1.0
     halves = [0.5, 1.5, 2.5, k - 1.5, k - 0.5] if k > 3 else [0.5, 1.5, 2.5]
     base = np.array([0.0, k, *halves, 1.0])
     rows = [base * step, (base * step)[::-1], base * step - (k * step if bits < 8 else 0)]
@@ -138,10 +140,12 @@ def _offset_not_rounded(case, got, want) -> bool:
         return False
     k = 2**bits - 1
     lo = E.min(axis=1)
-    scale = np.float16((E.max(axis=1) - lo) / np.float32(k)).astype(np.float32)
+    scale = ((E.max(axis=1) - lo) / np.float32(k)).astype(np.float16)
     scale[scale == 0] = 1
-    codes = np.clip(np.rint((E - lo[:, None]) / scale[:, None]), 0, k)
-    return same_codes(got[0], codes) and not same_codes(codes, want[0])
+    s32 = scale.astype(np.float32)
+    codes = np.clip(np.rint((E - lo[:, None]) / s32[:, None]), 0, k)
+    differs = not (same_codes(codes, want[0]) and near(scale, want[1]))
+    return differs and same_codes(got[0], codes) and near(got[1], scale)
 
 
 OFFSET_NOT_ROUNDED = Mistake(
@@ -191,7 +195,7 @@ def quantize_ties():
             4,
             shown=True,
         ),
-        q("rows with exact ties, 8 bits (a scale of 2^19)", tie_table(8), 8),
+        q("rows with exact ties, 8 bits (a scale of 2^20)", tie_table(8), 8),
         q("rows with exact ties, 4 bits", tie_table(4), 4),
         q("rows with exact ties, 2 bits", tie_table(2), 2),
     ]

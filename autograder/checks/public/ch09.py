@@ -76,9 +76,10 @@ def _right_params(got, want) -> bool:
 def _global_scale(case, got, want):
     g_scale, g_off = np.asarray(got[1], np.float64), np.asarray(got[2], np.float64)
     w_scale = np.asarray(want[1], np.float64)
+    w_off = np.asarray(want[2], np.float64)
     return (
         len(w_scale) > 1
-        and np.ptp(w_scale) > 0
+        and (np.ptp(w_scale) > 0 or np.ptp(w_off) > 0)
         and np.ptp(g_scale) <= 1e-6 * abs(g_scale[0])
         and near(g_off, np.full(len(g_off), np.min(np.asarray(want[2], np.float64))), 1e-5)
     )
@@ -440,10 +441,9 @@ def _shard_sizes(case):
     return [int(n) for n in np.asarray(case.args[0]).reshape(-1)]
 
 
-def _scatter(case, keep, buffered=False):
-    """Each shard's gradient from the positions keep(rank) lets through (a boolean mask over
-    that rank's batch, or None for all), added with np.add.at, or with a buffered += (one write
-    per repeated row and rank)."""
+def _scatter(case, ranks=None, buffered=False):
+    """Each shard's gradient from the positions of ``ranks`` (default: every rank), added with
+    np.add.at, or with a buffered += (one write per repeated row and rank)."""
     route = _routing(case)
     if route is None:
         return None
@@ -452,9 +452,11 @@ def _scatter(case, keep, buffered=False):
     d = np.asarray(grads[0]).shape[1]
     out = [np.zeros((n, d)) for n in sizes]
     for r, (ids, g, o) in enumerate(zip(batches, grads, owner, strict=True)):
-        ids, g, mask = np.asarray(ids, np.int64), np.asarray(g, np.float64), keep(r)
+        if ranks is not None and r not in ranks:
+            continue
+        ids, g = np.asarray(ids, np.int64), np.asarray(g, np.float64)
         for s in range(len(sizes)):
-            mine = (o == s) if mask is None else (o == s) & mask
+            mine = o == s
             if buffered:
                 out[s][ids[mine] - starts[s]] += g[mine]
             else:
@@ -467,12 +469,12 @@ def _overwritten(case, want):
     if route is None:
         return None
     repeats = any(np.unique(np.asarray(ids)).size < np.asarray(ids).size for ids in case.args[1])
-    return _scatter(case, lambda r: None, buffered=True) if repeats else None
+    return _scatter(case, buffered=True) if repeats else None
 
 
 def _last_rank_only(case, want):
     R = len(case.args[1])
-    return None if R < 2 else _scatter(case, lambda r: None if r == R - 1 else np.zeros(0) > 0)
+    return None if R < 2 else _scatter(case, ranks={R - 1})
 
 
 def _modulo_backward(case, want):
