@@ -114,7 +114,7 @@ def tie_table(bits: int) -> np.ndarray:
     FBGEMM's 1e-8 is below half of float64's resolution there (which 2**19 is not)."""
     k = 2**bits - 1
     step = 2.0**20 if bits == 8 else 1.0
-    halves = [0.5, 1.5, 2.5, k - 1.5, k - 0.5] if k > 3 else [0.5, 1.5, 2.5]
+    halves = [0.5, 1.5, 2.5, k - 1.5, k - 0.5] if k > 3 else [0.5, 1.5, 2.5, 2.0, 0.5]  # d = 8
     base = np.array([0.0, k, *halves, 1.0])
     rows = [base * step, (base * step)[::-1], base * step - (k * step if bits < 8 else 0)]
     table = np.array(rows, np.float32)
