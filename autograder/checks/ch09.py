@@ -15,18 +15,18 @@ from __future__ import annotations
 import numpy as np
 
 from .framework import Case, checks_for
-from .judges import Mistake
 from .public.ch09 import (
     BACKWARD,
     DEQUANT,
     LOOKUP,
+    OFFSET_NOT_ROUNDED,
     QUANT,
     backward_judge,
     bits_judge,
     dequant_judge,
     lookup_judge,
-    quant_judge,
     near,
+    quant_judge,
     same_codes,
 )
 
@@ -132,7 +132,8 @@ WORKED_4 = np.array([[1000.4, 1001.4, 1000.9, 1001.15], [-1.0, 0.0, 0.6, 2.0]], 
 
 
 # --------------------------------------------------------------------------------------------
-# A hidden-only mistake: the codes measured from the exact minimum, the offset stored in float16
+# The same mistake when it also changes the float16 scale (the public predicate needs the scale
+# right): recomputed here, from the exact minimum, as that mistake does
 # --------------------------------------------------------------------------------------------
 def _offset_not_rounded(case, got, want) -> bool:
     E, bits = np.asarray(case.args[0], np.float32), int(case.args[1])
@@ -148,12 +149,6 @@ def _offset_not_rounded(case, got, want) -> bool:
     return differs and same_codes(got[0], codes) and near(got[1], scale)
 
 
-OFFSET_NOT_ROUNDED = Mistake(
-    "offset-not-rounded",
-    f"{QUANT} measured the codes from the row's exact minimum, but stores the minimum rounded to "
-    "float16: dequantizing adds the float16 offset back, so every value shifts. Round the offset to "
-    "float16 first and compute the range and the codes from that stored value",
-)
 hidden_quant_judge = quant_judge(extra=[(OFFSET_NOT_ROUNDED, _offset_not_rounded)])
 
 

@@ -128,6 +128,29 @@ def _wrapped(case, got, want):
     return _right_params(got, want) and wrong.any() and bool((g[wrong] > levels(case)).all())
 
 
+def _from_exact_minimum(case, got, want):
+    """Codes measured from the row's exact minimum while the stored offset is its float16
+    rounding (the scale taken from either range): the codes differ only in rows whose offset
+    moved, each by at most the move (in steps, plus one for rounding) and in the direction the
+    offset moved."""
+    E = np.asarray(case.args[0], np.float32)
+    mins, off = E.min(axis=1), np.asarray(want[2]).astype(np.float32)
+    exact = ((E.max(axis=1) - mins) / np.float32(levels(case))).astype(np.asarray(want[1]).dtype)
+    exact[exact == 0] = 1
+    scale_ok = near(got[1], want[1]) or near(got[1], exact)
+    diff = np.asarray(got[0], np.int64) - np.asarray(want[0], np.int64)
+    moved = off != mins
+    if not (bits_of(case) < 8 and scale_ok and near(got[2], want[2]) and diff.any()):
+        return False
+    shift = (off - mins)[:, None]
+    steps = np.abs(shift) / np.asarray(got[1]).astype(np.float32)[:, None] + 1
+    return bool(
+        not diff[~moved].any()
+        and np.all(diff * np.sign(shift) >= 0)
+        and np.all(np.abs(diff) <= steps)
+    )
+
+
 def _signed(case, got, want):
     g = np.asarray(got[0])
     return g.dtype == np.int8 and same_codes(g.astype(np.int64) % 256, want[0])
@@ -184,14 +207,21 @@ PARAMS_DTYPE = Mistake(
     "them as float32, its 4- and 2-bit formats as float16 (the offset rounded to float16 before the "
     "codes are computed)",
 )
+OFFSET_NOT_ROUNDED = Mistake(
+    "offset-not-rounded",
+    f"{QUANT} measured the codes from the row's exact minimum, but stores the minimum rounded to "
+    "float16: dequantizing adds the float16 offset back, so every value shifts. Round the offset to "
+    "float16 first and compute the range and the codes from that stored value",
+)
 QUANT_MISTAKES = [
-    (CONSTANT, _constant_row),
     (GLOBAL_SCALE, _global_scale),
+    (CONSTANT, _constant_row),
     (LEVELS, _levels_2b),
     (SIGNED, _signed),
     (WRAPPED, _wrapped),
     (TRUNCATED, _truncated),
     (TIES_UP, _ties_up),
+    (OFFSET_NOT_ROUNDED, _from_exact_minimum),
 ]
 
 
@@ -428,9 +458,10 @@ def _index_error(case, got, fname) -> str | None:
     if got.error_type != "IndexError":
         return None
     return WRONG_OWNER.said(
-        f"{fname} raised IndexError for {case.label} ({got.error}): an id was looked up in a shard "
-        f"that does not hold it. The owner of id x is the shard that {OWNER}; it is that shard's "
-        "row x - start_s."
+        f"{fname} raised IndexError for {case.label} ({got.error}): it routed ids to the wrong "
+        "shard, or indexed a shard with the global id, so an id was looked up in a shard that does "
+        f"not hold it. The owner of id x is the shard that {OWNER}; it is that shard's row "
+        "x - start_s."
     )
 
 
