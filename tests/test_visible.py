@@ -88,7 +88,8 @@ def test_the_pasted_helpers_run_alone_and_export_two_names(assignment):
     src = inline_cell_source({"inline": "tests", "chapter": _chapter(assignment)})
     assert not re.search(r"^\s*(import|from) (autograder|coursekit)", src, re.M)
     ns: dict = {"expected": "a student's variable", "close": None}
-    exec(compile(src, "<test helpers>", "exec"), ns)  # noqa: S102 - our own generated source
+    # dont_inherit: this file's own `from __future__` must not hide what a notebook would hit
+    exec(compile(src, "<test helpers>", "exec", dont_inherit=True), ns)  # noqa: S102
     names = {k for k in ns if not k.startswith("__")}
     assert names == {"expected", "close", "expect", "Raises"}, names
     assert ns["expected"] == "a student's variable"

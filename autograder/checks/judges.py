@@ -178,7 +178,7 @@ class Mistake:
             if alt is not None:
                 yield alt
 
-    def also(self, *models) -> Mistake:
+    def also(self, *models) -> "Mistake":  # quoted: pasted inside a function, no __future__
         """The same mistake (id and message) recognised by more models."""
         return Mistake(self.name, self.message, self.models() + models)
 
