@@ -10,6 +10,15 @@ export PYTHONDONTWRITEBYTECODE := 1
 
 JOBS ?= $(shell nproc)
 ASSIGNMENT ?=
+# GRADING=DIR: the grading folder of every grading command (grade, collect, export, solutions,
+# gradescope, demo, and any later one such as a class report): submissions, gradebook, feedback.
+# Default grading/ (gitignored). `make demo` grades into grading-demo/ unless GRADING is given.
+GRADING ?= grading
+DEMO_GRADING := $(if $(filter command line environment,$(origin GRADING)),$(GRADING),grading-demo)
+# nbgrader started by these commands (and nbgrader_config.py) use the same folder.
+ifneq ($(filter command line environment,$(origin GRADING)),)
+export COURSE_GRADING_DIR = $(abspath $(GRADING))
+endif
 # NO_SANDBOX=1: grade without bubblewrap (an explicit opt-out; reports and feedback say so).
 NO_SANDBOX ?=
 # SCHEDULER=tcp://HOST:PORT (private network) or tls://HOST:PORT: grade on a Dask cluster whose
@@ -19,19 +28,22 @@ WORKERS ?= $(shell nproc)
 GRADE_FLAGS = $(if $(SCHEDULER),--scheduler $(SCHEDULER),--jobs $(JOBS)) $(if $(filter 1,$(NO_SANDBOX)),--no-sandbox,)
 PORT ?= 8888
 
-.PHONY: venv book test lint format release lab grade worker export demo solutions gradescope screenshots student-repo vendor-mathjax clean help
+.PHONY: venv book test lint format release lab grade worker collect export demo solutions gradescope gradescope-test screenshots student-repo vendor-mathjax clean help
 
 help:
 	@echo "make book        build the website into _build/html"
 	@echo "make test        run every test (sets up .venv first)"
 	@echo "make lab         JupyterLab on your own copy of the exercises (workspace/)"
 	@echo "make release     regenerate exercises/ from solutions/ and book/*.ipynb from the pages"
+	@echo "make collect     an LMS's submissions zip into grading/submitted/ (LMS=canvas|moodle ZIP=FILE ROSTER=FILE ASSIGNMENT=A)"
 	@echo "make grade       grade grading/submitted/ (ASSIGNMENT=..., JOBS=N, SCHEDULER=..., NO_SANDBOX=1)"
 	@echo "make worker      a Dask grading worker for make grade SCHEDULER=... (WORKERS=N, NO_SANDBOX=1)"
 	@echo "make export      grades into the LMS's import file (LMS=canvas|moodle ROSTER=FILE [MAP=FILE])"
-	@echo "make demo        build sample submissions and grade them: the whole flow at once"
+	@echo "make demo        sample submissions graded into grading-demo/: the whole flow at once"
+	@echo "                 (every grading command takes GRADING=DIR, default grading/)"
 	@echo "make solutions   release the solutions after the deadline (grading/released_solutions)"
 	@echo "make gradescope  a Gradescope autograder: grading/gradescope/ASSIGNMENT.zip (holds the solutions!)"
+	@echo "make gradescope-test  that zip graded here as on Gradescope (ASSIGNMENT=..., NOTEBOOK=...)"
 	@echo "make screenshots desktop and phone screenshots of every chapter under _build/screenshots"
 	@echo "make student-repo  the student-facing copy (book + exercises, no solutions) in student-repo/"
 	@echo "make vendor-mathjax  re-fetch the pinned MathJax the website serves itself (needs npm)"
@@ -74,7 +86,7 @@ lab: $(STAMP)
 	jupyter lab --notebook-dir=workspace --port=$(PORT) --no-browser $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 grade: $(STAMP)
-	python -m autograder.grade $(GRADE_FLAGS) $(if $(ASSIGNMENT),--assignment $(ASSIGNMENT),)
+	python -m autograder.grade --grading-dir "$(GRADING)" $(GRADE_FLAGS) $(if $(ASSIGNMENT),--assignment $(ASSIGNMENT),)
 
 # One grading worker process per core (one thread each), from the course's root, in its venv.
 # The preload refuses to serve when the sandbox cannot start, unless NO_SANDBOX=1.
@@ -83,30 +95,51 @@ worker: $(STAMP)
 	$(if $(filter 1,$(NO_SANDBOX)),COURSE_GRADE_NO_SANDBOX=1,) $(VENV)/bin/dask worker $(SCHEDULER) \
 	  --nthreads 1 --nworkers $(WORKERS) --preload autograder.grade.cluster_worker
 
-# The LMS's own grade-import CSV, filled from the gradebook: grading/export/canvas.csv or moodle.csv.
-# ROSTER is the LMS's grade export; MAP an optional CSV "nbgrader id, LMS login"; ASSIGNMENT
-# (space-separated) limits it to some assignments.
+# An LMS's submissions download into $(GRADING)/submitted/<id>/<A>/<A>.ipynb. ZIP: Canvas's
+# "Download Submissions" (or Moodle's "Download all submissions"); ROSTER: Canvas's gradebook
+# export (Moodle: the assignment's grading worksheet), which turns the LMS's ids into logins.
 LMS ?=
 ROSTER ?=
+ZIP ?=
 MAP ?=
+collect: $(STAMP)
+	@if [ -z "$(LMS)" ] || [ -z "$(ZIP)" ] || [ -z "$(ROSTER)" ] || [ -z "$(ASSIGNMENT)" ]; then \
+	 echo "usage: make collect LMS=canvas|moodle ZIP=FILE ROSTER=FILE ASSIGNMENT=A [GRADING=DIR]"; exit 2; fi
+	python -m autograder.collect --lms "$(LMS)" --zip "$(ZIP)" --roster "$(ROSTER)" --assignment "$(ASSIGNMENT)" --grading-dir "$(GRADING)"
+
+# The LMS's own grade-import CSV, filled from the gradebook: $(GRADING)/export/canvas.csv or
+# moodle.csv. ROSTER is the LMS's grade export; MAP an optional CSV "nbgrader id, LMS login";
+# ASSIGNMENT (space-separated) limits it to some assignments; EXPORT_FLAGS passes --clear-missing,
+# --set-points-possible, --scale or --scale-to N (README: Grades into Canvas or Moodle).
+EXPORT_FLAGS ?=
 export: $(STAMP)
 	@if [ -z "$(LMS)" ] || [ -z "$(ROSTER)" ]; then \
-	 echo "usage: make export LMS=canvas|moodle ROSTER=FILE [MAP=FILE] [ASSIGNMENT=A]"; exit 2; fi
-	python -m autograder.export --lms "$(LMS)" --roster "$(ROSTER)" $(if $(MAP),--map "$(MAP)" ,)$(foreach a,$(ASSIGNMENT),--assignment $(a))
+	 echo "usage: make export LMS=canvas|moodle ROSTER=FILE [MAP=FILE] [ASSIGNMENT=A] [EXPORT_FLAGS=...]"; exit 2; fi
+	python -m autograder.export --lms "$(LMS)" --roster "$(ROSTER)" --grading-dir "$(GRADING)" $(if $(MAP),--map "$(MAP)" ,)$(foreach a,$(ASSIGNMENT),--assignment $(a)) $(EXPORT_FLAGS)
 
+# The demo grades into its own folder (grading-demo/, gitignored), never the term's grading/.
+demo: export COURSE_GRADING_DIR = $(abspath $(DEMO_GRADING))
 demo: $(STAMP)
-	python -m autograder.samples --install
-	python -m autograder.grade $(GRADE_FLAGS)
+	python -m autograder.samples --install --grading-dir "$(DEMO_GRADING)" $(ASSIGNMENT)
+	python -m autograder.grade --grading-dir "$(DEMO_GRADING)" $(GRADE_FLAGS) $(if $(ASSIGNMENT),--assignment $(ASSIGNMENT),)
 
 solutions: $(STAMP)
-	python -m autograder.release --solutions
+	python -m autograder.release --solutions --grading-dir "$(GRADING)"
 
 # The zip holds the reference solutions: upload it to Gradescope, never publish it.
 # GS_VISIBILITY: when students see each test (visible, after_due_date, after_published, hidden).
 GS_VISIBILITY ?= visible
 gradescope: $(STAMP)
 	@test -n "$(ASSIGNMENT)" || { echo "usage: make gradescope ASSIGNMENT=02_sparse_backward"; exit 2; }
-	python -m autograder.gradescope build $(ASSIGNMENT) --visibility $(GS_VISIBILITY)
+	python -m autograder.gradescope build $(ASSIGNMENT) --visibility $(GS_VISIBILITY) --out "$(GRADING)/gradescope/$(ASSIGNMENT).zip"
+
+# The zip just built, graded here as Gradescope would: a venv from its requirements-grading.txt
+# alone (cached in /var/tmp/course-gradescope-venvs), its setup.sh, its run_autograder. NOTEBOOK
+# (space-separated) grades those; without it, a correct answer, a mistake, the stub and another
+# assignment's notebook. GRADESCOPE_PYTHON=/path/to/python3.11 chooses the Python.
+NOTEBOOK ?=
+gradescope-test: gradescope
+	python -m autograder.gradescope test $(ASSIGNMENT) --zip "$(GRADING)/gradescope/$(ASSIGNMENT).zip" $(foreach n,$(NOTEBOOK),--notebook "$(n)")
 
 screenshots: book
 	python -m tests.browser.screenshots

@@ -2,8 +2,8 @@
 
 * No import cycle among the modules of autograder/ and coursekit/, counting imports inside
   functions too.
-* The layers import downwards only: course <- nb <- checks <- release <- grade (samples and
-  export sit beside grade and may not be imported by the stages).
+* The layers import downwards only: course <- nb <- checks <- release <- grade (samples,
+  collect and export sit beside grade and may not be imported by the stages).
 * Every function is under 60 lines, except the one shipped into the kernel.
 """
 
@@ -118,7 +118,7 @@ def test_layers_import_downwards_only():
             # The grading benchmark builds its submissions from the samples: a tool on top.
             tool = a == "autograder.grade.bench"
             if (
-                b.startswith(("autograder.samples", "autograder.export"))
+                b.startswith(("autograder.samples", "autograder.export", "autograder.collect"))
                 and la is not None
                 and not tool
             ):

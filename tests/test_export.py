@@ -172,25 +172,90 @@ def test_canvas_points_possible_row(canvas):
     _, table, _, _ = canvas
     points = table.rows[0]
     assert points[0].strip() == "Points Possible"
-    assert points[table.column(f"{A1} (1234)")] == "10"
-    assert points[table.column(A2)] == "5"
+    assert points[table.column(f"{A1} (1234)")] == "10.00"  # left as Canvas has it
+    assert points[table.column(A2)] == "5"  # a new column needs one: the gradebook's maximum
     assert points[table.column("Quiz 1 (991)")] == "3.00"
     assert points[table.column("Current Score")] == "(read only)"
     _, _, _, err = canvas
-    assert f"'{A1} (1234)': Canvas says 10.00 points possible" not in err  # 10 is the maximum
+    assert f"'{A1} (1234)': Canvas says" not in err  # 10 is the maximum: nothing to say
 
 
-def test_missing_submission_is_empty_and_a_real_zero_stays_zero(canvas):
-    _, table, _, err = canvas
+def test_missing_submission_keeps_the_roster_grade_and_a_real_zero_stays_zero(canvas):
+    _, table, out, err = canvas
     rows = by_login(table, "SIS Login ID")
     a1, a2 = table.column(f"{A1} (1234)"), table.column(A2)
     assert rows["carol"][a1] == "0"  # graded zero
     assert rows["carol"][a2] == ""  # no submission
-    assert rows["hank"][a1] == "" and rows["hank"][a2] == ""
+    assert rows["hank"][a1] == "3.00" and rows["hank"][a2] == ""  # Canvas's grade kept
     test_student = next(r for r in table.rows if r[0] == "Student, Test")
     assert test_student[a1] == "" and test_student[a2] == ""
-    # Hank had 3.00 in Canvas and has no submission: the instructor is told.
-    assert "Hill, Hank" in err and "import may clear" in err
+    assert "import clears" not in err and "1 hold a grade, kept" in out
+
+
+def test_clear_missing_clears_and_says_so(grading, tmp_path, capsys):
+    roster = write_csv(tmp_path / "r.csv", CANVAS_ROWS)
+    status, table, _, err = export(grading, tmp_path, capsys, "canvas", roster, "--clear-missing")
+    assert status == 0
+    assert by_login(table, "SIS Login ID")["hank"][table.column(f"{A1} (1234)")] == ""
+    assert "Hill, Hank" in err and "import clears" in err
+    mroster = write_csv(tmp_path / "m.csv", MOODLE_ROWS)
+    status, mtable, _, err = export(grading, tmp_path, capsys, "moodle", mroster, "--clear-missing")
+    assert status == 0 and by_login(mtable, "Username")["hank"][-2:] == ["-", "-"]
+    assert "Hank Hill" in err
+
+
+@pytest.mark.parametrize(
+    "points, extra, cell, written",
+    [
+        ("12.00", ["--scale"], "12.00", {"alice": "8.4", "frank": "5.4"}),  # 7/10 of 12
+        ("12.00", ["--set-points-possible"], "10", {"alice": "7", "frank": "4.5"}),
+        ("12.00", ["--scale-to", "100"], "12.00", {"alice": "70", "frank": "45"}),
+        ("", ["--scale"], None, None),  # nothing to scale to: exit 2
+    ],
+)
+def test_canvas_scaling_and_points_possible(
+    grading, tmp_path, capsys, points, extra, cell, written
+):
+    rows = [list(r) for r in CANVAS_ROWS]
+    rows[1][6] = points
+    roster = write_csv(tmp_path / "r.csv", rows)
+    (tmp_path / "map.csv").write_text(MAP_TEXT)
+    args = ["--map", str(tmp_path / "map.csv"), "--assignment", A1, *extra]
+    status, table, _, err = export(grading, tmp_path, capsys, "canvas", roster, *args)
+    if written is None:
+        assert status == 2 and "--scale-to" in err
+        return
+    a1 = table.column(f"{A1} (1234)")
+    assert status == 0 and table.rows[0][a1] == cell
+    got = by_login(table, "SIS Login ID")
+    assert {s: got[login][a1] for s, login in (("alice", "alice"), ("frank", "f.jones"))} == written
+
+
+def test_canvas_user_id_matches_plain_zip_collect_ids(tmp_path, capsys):
+    """nbgrader's zip_collect names students by the Canvas user id: the export finds them by
+    the roster's ID; an id that is also another row's login matches nobody."""
+    folder = tmp_path / "g"
+    folder.mkdir()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(nbgrader.api, "get_alembic_version", alembic_head)
+        with Gradebook(f"sqlite:///{folder / 'gradebook.db'}", course_id=COURSE_ID) as gb:
+            gb.add_assignment(A1)
+            gb.add_notebook(A1, A1)
+            gb.add_grade_cell("t1", A1, A1, max_score=10.0, cell_type="code")
+            for sid, points in (("101", 6.0), ("103", 8.0)):
+                gb.add_student(sid)
+                gb.add_submission(A1, sid)
+                gb.find_grade("t1", A1, A1, sid).auto_score = points
+            gb.db.commit()
+    rows = [list(r) for r in CANVAS_ROWS]
+    rows[3][3] = "103"  # Bob's login is Carol's Canvas user id
+    status, table, _, err = export(
+        folder, tmp_path, capsys, "canvas", write_csv(tmp_path / "r.csv", rows)
+    )
+    got = by_login(table, "SIS Login ID")
+    assert status == 0 and got["alice"][table.column(f"{A1} (1234)")] == "6"
+    assert got["carol"][table.column(f"{A1} (1234)")] == ""
+    assert "another's Canvas user id" in err
 
 
 def test_unmatched_graded_students_are_listed_by_name(canvas, moodle):
@@ -206,7 +271,7 @@ def test_mapping_file_wins_over_a_matching_login(canvas, moodle):
     a1 = table.column(f"{A1} (1234)")
     assert rows["g.ruiz"][a1] == "9" and rows["gina"][a1] == ""
     mrows = by_login(mtable, "Username")
-    assert mrows["g.ruiz"][-2] == "9" and mrows["gina"][-2] == "-"
+    assert mrows["g.ruiz"][-2] == "9" and "gina" not in mrows  # no submission: left out
 
 
 def test_unknown_assignment_column_is_announced(canvas):
@@ -223,14 +288,15 @@ def test_moodle_import_file(moodle):
         f"Assignment: {A1} (Real)", A2,
     ]  # fmt: skip
     rows = by_login(table, "Username")
-    assert len(table.rows) == len(MOODLE_ROWS) - 1
+    # Hank and the other Gina have no submission: left out, their Moodle grades untouched.
+    assert sorted(rows) == ["alice", "bob", "carol", "e.smith", "f.jones", "g.ruiz"]
     assert rows["alice"][-2:] == ["7", "5"]
     assert rows["bob"][-2:] == ["7", "2"]
     assert rows["carol"][-2:] == ["0", "-"]  # Moodle's own "no grade" mark, never 0
     assert rows["e.smith"][-2:] == ["7", "-"]  # e-mail local part, any case
     assert rows["f.jones"][-2:] == ["4.5", "-"]
-    assert rows["hank"][-2:] == ["-", "-"]
     assert f"note: {A2}: no grade column in the roster" in moodle[3]
+    assert f"note: {A1}: grades out of 10: the grade item's maximum grade in Moodle" in moodle[3]
 
 
 def test_round_trip_gives_the_gradebook_scores(canvas, moodle):
@@ -262,8 +328,8 @@ def test_semicolon_roster_without_bom_and_assignment_filter(grading, tmp_path, c
     # Without the mapping file, frank has no row, and gina takes the row whose login is hers.
     assert "Frank Jones (frank)" in err
     assert by_login(table, "SIS Login ID")["gina"][table.column(f"{A1} (1234)")] == "9"
-    assert f"'{A1} (1234)': Canvas says 12,00 points possible" in err
-    assert table.rows[0][6] == "10"
+    assert f"'{A1} (1234)': Canvas says 12,00 points possible, the grades are out of 10" in err
+    assert table.rows[0][6] == "12,00"  # Canvas's assignment is not changed
 
 
 @pytest.mark.parametrize(
@@ -316,3 +382,21 @@ def test_canvas_manual_posting_row_and_missing_points_possible(grading, tmp_path
     assert (table.rows[0][a1], table.rows[0][a2]) == ("10", "5")
     assert table.rows[1] == [*posting, ""]  # kept as it was, not taken for a student
     assert by_login(table, "SIS Login ID")["alice"][a1] == "7"
+
+
+def test_submissions_csv_tells_no_submission_from_zero(grading):
+    """nbgrader's grades.csv writes 0.0 for both; submissions.csv beside it does not."""
+    from autograder.grade.gradebook import export_grades
+
+    export_grades(grading)
+    rows = {
+        (r["assignment"], r["student"]): r
+        for r in csv.DictReader((grading / "submissions.csv").open())
+    }
+    assert rows[(A1, "carol")]["submitted"] == "yes" and rows[(A1, "carol")]["score"] == "0"
+    assert rows[(A2, "carol")]["submitted"] == "no" and rows[(A2, "carol")]["score"] == ""
+    assert {r["submitted"] for (a, _), r in rows.items() if a == "03_unsubmitted"} == {"no"}
+    frank = rows[(A1, "frank")]
+    assert (frank["raw_score"], frank["late_penalty"], frank["score"]) == ("5.5", "1", "4.5")
+    plain = list(csv.DictReader((grading / "grades.csv").open()))
+    assert {r["score"] for r in plain if r["assignment"] == "03_unsubmitted"} == {"0.0"}

@@ -28,6 +28,7 @@ from autograder.course import ROOT, SOLUTIONS, assignments, source_notebook
 
 pytestmark = pytest.mark.slow
 A1 = "01_one_hot_lookup"
+STAMPED = "2026-12-01 10:00:00.000000 UTC"  # demo_correct's timestamp.txt in chapter 1
 
 
 def nbgrader(course: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
@@ -70,6 +71,7 @@ def course(tmp_path_factory):
             notebooks.write(nb, everyone / student / a / f"{a}.ipynb")
             if student in _plain_students(a):
                 notebooks.write(nb, course / "grading" / "submitted" / student / a / f"{a}.ipynb")
+    (everyone / "demo_correct" / A1 / "timestamp.txt").write_text(STAMPED)
     ours = course / "ours"
     # make grade's command runs while plain nbgrader works (both use the 2 cores)
     grade = subprocess.Popen(
@@ -77,10 +79,15 @@ def course(tmp_path_factory):
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     nbgrader(course, "generate_assignment", "*", "--force", "--log-level=WARN")
-    nbgrader(course, "autograde", "*", "--force", "--log-level=WARN")
+    plain = nbgrader(course, "autograde", "*", "--force", "--log-level=WARN")
     out, err = grade.communicate(timeout=900)
     assert grade.returncode == 0, out[-3000:] + err[-3000:]
-    return {"dir": course, "ours": ours, "names": names}
+    return {
+        "dir": course,
+        "ours": ours,
+        "names": names,
+        "autograde_log": plain.stdout + plain.stderr,
+    }
 
 
 def plain_scores(course: Path, assignment: str) -> dict[str, dict[str, float]]:
@@ -96,13 +103,19 @@ def plain_scores(course: Path, assignment: str) -> dict[str, dict[str, float]]:
     return out
 
 
-def our_scores(ours: Path, assignment: str) -> dict[str, dict[str, float]]:
+def our_rows(ours: Path, assignment: str) -> dict[str, dict[str, dict]]:
+    """student -> test cell -> its row of make grade's test_report.csv."""
     out: dict = {}
     with (ours / "test_report.csv").open(encoding="utf-8") as f:
         for row in csv.DictReader(f):
             if row["assignment"] == assignment:
-                out.setdefault(row["student"], {})[row["test"]] = float(row["score"])
+                out.setdefault(row["student"], {})[row["test"]] = row
     return out
+
+
+def our_scores(ours: Path, assignment: str) -> dict[str, dict[str, float]]:
+    rows = our_rows(ours, assignment)
+    return {s: {g: float(r["score"]) for g, r in tests.items()} for s, tests in rows.items()}
 
 
 def _full(assignment: str) -> float:
@@ -159,6 +172,15 @@ def test_make_grade_gives_the_same_scores_as_plain_nbgrader(course, assignment):
     for page in (course["ours"] / "feedback").glob(f"*/{assignment}/*.html"):
         text = page.read_text(encoding="utf-8")
         assert not any(line in text for line in secret), f"{page} shows hidden-test source"
+    # the mistake column: the demo mistake's id on a cell it fails (through the sandboxed
+    # kernel's exchange and the trusted judge), nothing for the correct answer
+    rows = our_rows(course["ours"], assignment)
+    ids = {
+        i for g in _mistake(assignment).fails for i in rows["demo_mistake"][g]["mistake"].split(";")
+    }
+    assert _mistake(assignment).id in ids, ids
+    assert {r["mistake"] for r in rows["demo_correct"].values()} == {""}
+    assert {r["mistake"] for r in rows["demo_stub"].values()} == {"not-implemented"}
     says = _mistake(assignment).says
     page = course["ours"] / "feedback" / "demo_mistake" / assignment / f"{assignment}.html"
     assert html.escape(says, quote=True) in page.read_text(encoding="utf-8"), (
@@ -178,7 +200,8 @@ def test_plain_generate_feedback_hides_the_hidden_tests(course):
             assert line not in text, f"{page}: hidden-test line {line!r}"
     mistake_page = course["dir"] / "grading" / "feedback" / "demo_mistake" / A1 / f"{A1}.html"
     says = html.escape(_mistake(A1).says, quote=True)  # the failing visible test names the mistake
-    assert says in mistake_page.read_text(encoding="utf-8")
+    text = mistake_page.read_text(encoding="utf-8")
+    assert says in text and "plain nbgrader autograde has none" in text  # the course's page
 
 
 def _digest(folder: Path) -> dict[str, str]:
@@ -203,25 +226,58 @@ def test_generate_solution_writes_only_to_released_solutions(course):
     assert "E[ids]" in released.read_text(encoding="utf-8")
 
 
-def test_plain_generate_feedback_works_on_make_grade_output(course):
-    """nbgrader's own feedback renders make grade's graded copies and gradebook, leak-free."""
+def test_plain_autograde_is_quiet_for_honest_notebooks(course):
+    """nbgrader records a test cell's checksum before removing its hidden tests (nbgrader issue
+    #1961): without the course's OverwriteReleasedCells every test cell of every honest
+    submission warned that it had changed."""
+    warnings = [
+        line
+        for line in course["autograde_log"].splitlines()
+        if "[AutogradeApp | WARNING]" in line and "Removing existing assignment" not in line
+    ]
+    assert not warnings, "\n".join(warnings[:10])
+
+
+def _ours_args(ours: Path, everyone: Path) -> list[str]:
+    """Plain nbgrader pointed at `make grade`'s output."""
+    return [
+        f"--CourseDirectory.submitted_directory={everyone}",
+        f"--CourseDirectory.autograded_directory={ours / 'autograded'}",
+        f"--db=sqlite:///{ours / 'gradebook.db'}",
+    ]
+
+
+def test_plain_autograde_after_make_grade_says_why_it_skips(course):
+    ours, everyone = course["ours"], course["dir"] / "all_submitted"
+    graded = ours / "autograded" / "demo_correct" / A1
+    assert (graded / "timestamp.txt").read_text() == STAMPED  # as nbgrader's autograde copies it
+    before = _digest(ours / "autograded")
+    proc = nbgrader(course["dir"], "autograde", A1, *_ours_args(ours, everyone))
+    log = proc.stdout + proc.stderr
+    for student in ("demo_correct", "demo_mistake", "demo_stub"):
+        assert f"Skipping existing assignment: {ours / 'autograded' / student / A1}" in log
+    assert log.count("already autograded (by `make grade`") == 3 and "`--force` regrades" in log
+    assert _digest(ours / "autograded") == before
+
+
+def test_plain_generate_feedback_keeps_make_grades_pages(course):
+    """nbgrader's own feedback command, on make grade's graded copies and gradebook, writes the
+    very pages make grade wrote (the course's exporter), and nothing secret."""
     ours = course["ours"]
     nbgrader(
         course["dir"], "generate_feedback", A1, "--force", "--log-level=WARN",
-        f"--CourseDirectory.autograded_directory={ours / 'autograded'}",
+        *_ours_args(ours, course["dir"] / "all_submitted"),
         f"--CourseDirectory.feedback_directory={ours / 'nbfeedback'}",
-        f"--db=sqlite:///{ours / 'gradebook.db'}",
     )  # fmt: skip
-    pages = sorted((ours / "nbfeedback").rglob("*.html"))
-    assert len(pages) == 3
-    secret = hidden_lines()
-    for page in pages:
-        text = page.read_text(encoding="utf-8")
-        assert "HIDDEN TESTS" not in text
-        assert not any(line in text for line in secret), page
-    mistake = (ours / "nbfeedback" / "demo_mistake" / A1 / f"{A1}.html").read_text(encoding="utf-8")
+    theirs, mine = _digest(ours / "nbfeedback"), _digest(ours / "feedback")
+    assert theirs == {k: v for k, v in mine.items() if f"/{A1}/" in k}, sorted(theirs)
+    assert sorted(theirs) == sorted(  # the pages, and the submission's timestamp (no sidecar)
+        [f"{s}/{A1}/{A1}.html" for s in ("demo_correct", "demo_mistake", "demo_stub")]
+        + [f"demo_correct/{A1}/timestamp.txt"]
+    )
+    mistake = (ours / "nbfeedback" / "demo_mistake" / A1 / f"{A1}.html").read_text("utf-8")
     full = _full(A1)
     got = full - sum(
         notebooks.points(notebooks.read(source_notebook(A1)))[g] for g in _mistake(A1).fails
     )
-    assert f"Score: {got:.1f} / {full:.1f}" in mistake
+    assert f"Score: <b>{got:g} / {full:g}</b>" in mistake

@@ -57,3 +57,33 @@ def test_kernels_started_by_nbgrader_see_the_course_on_their_path():
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == str(ROOT)
+
+
+WIRING = """
+import sys
+from nbgrader.converters import Autograde, GenerateAssignment
+from traitlets.config.loader import PyFileConfigLoader
+cfg = PyFileConfigLoader("nbgrader_config.py", path=sys.argv[1]).load_config()
+names = lambda ps: [p.__name__ for p in ps]
+print(names(GenerateAssignment.class_traits()["preprocessors"].default()))
+print(names(cfg.GenerateAssignment.preprocessors))
+print(cfg.GenerateAssignment.exporter_class.__name__, cfg.GenerateFeedback.exporter_class.__name__)
+print(names(Autograde.class_traits()["sanitize_preprocessors"].default()))
+print(names(cfg.Autograde.sanitize_preprocessors))
+print(cfg.CourseDirectory.ignore)
+"""
+
+
+def test_the_config_makes_plain_nbgrader_the_course_s_release_and_feedback():
+    """nbgrader's own steps, in nbgrader's order, then the course's (one code path with make
+    release and make grade); the record beside a graded copy is never taken from a student."""
+    proc = subprocess.run(
+        [sys.executable, "-c", WIRING, str(ROOT)], cwd="/", capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()[-6:]
+    release_default, release, exporters, sanitize_default, sanitize, ignore = lines
+    assert release == release_default[:-1] + ", 'CourseRelease']"
+    assert exporters == "CanonicalNotebookExporter CourseFeedbackExporter"
+    assert sanitize == sanitize_default.replace("'OverwriteCells'", "'OverwriteReleasedCells'")
+    assert "OverwriteReleasedCells" in sanitize and "'.course_grading.json'" in ignore

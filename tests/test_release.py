@@ -1,5 +1,6 @@
 """The release pipeline: solutions/ -> exercises/, byte-stable, nothing secret, validated."""
 
+import ast
 import json
 import re
 import subprocess
@@ -8,7 +9,7 @@ import sys
 import pytest
 
 from autograder import nb as notebooks
-from autograder import release
+from autograder import release, samples
 from autograder.course import EXERCISES, SOLUTIONS, assignments, release_notebook, source_notebook
 
 from .leaks import find_leaks
@@ -57,6 +58,28 @@ def test_every_test_cell_has_a_docstring_visible_asserts_and_a_hidden_check(assi
         assert notebooks.points(nb)[gid] > 0
 
 
+def _expect_calls(node) -> int:
+    return sum(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "expect"
+        for n in ast.walk(node)
+    )
+
+
+@pytest.mark.parametrize("assignment", assignments())
+def test_a_test_cell_with_several_expectations_collects_them_in_one_block(assignment):
+    """Several expect calls (or one in a loop) at the top level would stop at the first failure:
+    they go in `with expect.all():`, which reports every failing one (CONTRIBUTING)."""
+    nb = notebooks.read(source_notebook(assignment))
+    for gid, cell in notebooks.test_cells(nb).items():
+        visible = notebooks.source(cell).partition("### BEGIN HIDDEN TESTS")[0]
+        body = ast.parse(visible).body
+        loose = [s for s in body if not isinstance(s, ast.With) and _expect_calls(s)]
+        looped = any(isinstance(s, (ast.For, ast.While)) for s in loose)
+        assert len(loose) <= 1 and not looped, (
+            f"{gid}: put its expect calls in `with expect.all():`"
+        )
+
+
 @pytest.mark.parametrize("assignment", assignments())
 def test_every_test_cell_has_a_registered_check(assignment):
     from autograder import checks
@@ -70,25 +93,74 @@ def test_every_test_cell_has_a_registered_check(assignment):
         assert f"({check.function})" in hidden, f"{gid} must call its check on {check.function}"
 
 
-def test_release_is_exactly_what_generation_makes(tmp_path):
+def _tree(folder):
+    return {p.relative_to(folder): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    """`make release`'s command (python -m autograder.release --out DIR): exercises/ into DIR."""
+    out = tmp_path_factory.mktemp("release")
+    proc = subprocess.run(
+        [sys.executable, "-m", "autograder.release", "--out", str(out)],
+        cwd=SOLUTIONS.parent,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    return out
+
+
+def test_release_is_exactly_what_generation_makes(generated):
     """exercises/ must be regenerated with `make release` whenever solutions/ change."""
-    release.generate(tmp_path)
-    made = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*.ipynb"))
-    have = sorted(p.relative_to(EXERCISES) for p in EXERCISES.rglob("*.ipynb"))
-    assert made == have, "exercises/ has other notebooks than generation makes: run `make release`"
-    for rel in made:
-        assert (tmp_path / rel).read_bytes() == (EXERCISES / rel).read_bytes(), (
-            f"exercises/{rel} drifted from solutions/: run `make release`"
+    made, have = _tree(generated), _tree(EXERCISES)
+    assert sorted(made) == sorted(have), (
+        "exercises/ has other files than generation makes: run `make release`"
+    )
+    for rel, data in made.items():
+        assert data == have[rel], f"exercises/{rel} drifted from solutions/: run `make release`"
+        # the canonical form of autograder.nb.io, whoever wrote it
+        assert data.decode("utf-8") == notebooks.dumps(json.loads(data)), rel
+
+
+def test_plain_nbgrader_generate_assignment_writes_make_releases_exercises(generated, tmp_path):
+    """nbgrader's own release step, from the repository root against a scratch gradebook,
+    leaves exercises/ byte-identical to `make release`'s output (one code path: the course's
+    preprocessor and exporter are in nbgrader_config.py). Two fresh generations agreeing byte
+    for byte with the committed exercises/ also show that generation is byte-stable."""
+    before = _tree(EXERCISES)
+    db = f"--db=sqlite:///{tmp_path / 'gradebook.db'}"
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "nbgrader", "generate_assignment", "*", "--force", db],
+            cwd=SOLUTIONS.parent,
+            capture_output=True,
+            text=True,
+            timeout=600,
         )
+        after = _tree(EXERCISES)
+    finally:  # never leave the tracked exercises/ changed by a failing run
+        for rel, data in before.items():
+            if not (EXERCISES / rel).exists() or (EXERCISES / rel).read_bytes() != data:
+                (EXERCISES / rel).parent.mkdir(parents=True, exist_ok=True)
+                (EXERCISES / rel).write_bytes(data)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    assert sorted(after) == sorted(_tree(generated)) == sorted(before)
+    made = _tree(generated)
+    changed = [str(rel) for rel, data in after.items() if data != made[rel]]
+    assert not changed, f"plain nbgrader wrote other bytes than make release: {changed}"
+    rewritten = [str(rel) for rel, data in after.items() if data != before[rel]]
+    assert not rewritten, f"plain nbgrader rewrote the committed exercises/: {rewritten}"
+    for rel, data in after.items():  # what release_assignment ships runs without the course
+        text = data.decode("utf-8")
+        assert not re.search(r"^\s*(from|import) (autograder|coursekit)\b", _code(text), re.M), rel
 
 
-def test_generation_is_byte_stable(tmp_path):
-    a = assignments()[0]
-    release.generate(tmp_path / "one", [a])
-    release.generate(tmp_path / "two", [a])
-    assert (tmp_path / "one" / a / f"{a}.ipynb").read_bytes() == (
-        tmp_path / "two" / a / f"{a}.ipynb"
-    ).read_bytes()
+def _code(text: str) -> str:
+    """The code cells of a notebook's JSON text, joined."""
+    cells = json.loads(text)["cells"]
+    return "\n".join(notebooks.source(c) for c in cells if c["cell_type"] == "code")
 
 
 @pytest.mark.parametrize("assignment", assignments())
@@ -100,18 +172,28 @@ def test_released_notebook_holds_no_solution_or_hidden_test(assignment):
 
 
 @pytest.mark.parametrize("assignment", assignments())
-def test_nbgrader_validate_passes_on_source_and_fails_on_released_stub(assignment):
-    def validate(path, *extra):
+def test_nbgrader_validate_passes_quietly_on_source_and_answers_and_fails_on_released_stub(
+    assignment, tmp_path
+):
+    """The source notebook and the released one with the reference answers pass, with no
+    warning from nbgrader (a test cell that ends in a value, e.g. an array, is read as partial
+    credit and warned about); the untouched release fails every test (--invert)."""
+
+    def validate(*args):
         return subprocess.run(
-            [sys.executable, "-m", "nbgrader", "validate", str(path), *extra],
+            [sys.executable, "-m", "nbgrader", "validate", *map(str, args)],
             cwd=SOLUTIONS.parent,
             capture_output=True,
             text=True,
             timeout=300,
         )
 
-    ok = validate(source_notebook(assignment))
-    assert ok.returncode == 0 and "Success!" in ok.stdout, ok.stdout + ok.stderr
+    answered = tmp_path / f"{assignment}.ipynb"
+    notebooks.write(samples.build(assignment, {}), answered)
+    ok = validate(source_notebook(assignment), answered)
+    log = ok.stdout + ok.stderr
+    assert ok.returncode == 0 and ok.stdout.count("Success!") == 2, log
+    assert "[ValidateApp | WARNING]" not in log and "Cell output is" not in log, log
     stub = validate(release_notebook(assignment), "--invert")
     assert stub.returncode == 0 and "Success!" in stub.stdout, stub.stdout + stub.stderr
 
@@ -123,3 +205,18 @@ def test_student_repo_holds_the_book_and_exercises_and_nothing_secret(tmp_path):
     for forbidden in ("solutions", "autograder", "tests", "nbgrader_config.py", "grading"):
         assert not (dest / forbidden).exists(), forbidden
     assert not find_leaks(dest.rglob("*"))
+
+
+def test_teaching_points_table_is_what_the_released_notebooks_give():
+    """TEACHING.md's points table (what an instructor enters in Gradescope and the LMS) is the sum
+    of each released notebook's test-cell points; `make release` rewrites it."""
+    from autograder.release import points
+
+    page = points.PAGE.read_text(encoding="utf-8")
+    assert points.rewrite(page, points.table()) == page, "TEACHING.md's table drifted: make release"
+    for a in assignments():
+        total = sum(notebooks.points(notebooks.read(release_notebook(a))).values())
+        assert total > 0
+        assert re.search(rf"^\| `{a}` \| [^|]+ \| {total:g} \| \d+ \|$", page, re.M), a
+    with pytest.raises(ValueError, match="marker"):
+        points.rewrite("no markers here", points.table())

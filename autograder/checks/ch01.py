@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .data import forward_case as fwd
 from .data import ids as _ids
 from .data import table as _table
 from .framework import Case, checks_for
@@ -11,11 +12,6 @@ from .public.ch01 import forward_judge, one_hot_judge, shape_only_judge
 
 A = "01_one_hot_lookup"
 check = checks_for(A)
-FWD_NAMES = ["E", "ids"]
-
-
-def fwd(label, E, ids):
-    return Case(label, (E, ids), meta={"arg_names": FWD_NAMES})
 
 
 @check("test_forward_shape", "embedding_forward", shape_only_judge)
@@ -33,7 +29,7 @@ def forward_values():
     """embedding_forward: each id is replaced by its row"""
     worked = np.array([[1.0, 0.0], [0.0, 1.0], [2.0, 3.0], [-1.0, 1.0]])
     return [
-        fwd("the worked example (ids [2, 0, 2])", worked, np.array([2, 0, 2])),
+        fwd("the worked example (ids [2, 0, 2])", worked, np.array([2, 0, 2]), shown=True),
         fwd("a random (50, 8) table, ids of shape (4, 6)", _table(50, 8, 20), _ids((4, 6), 50, 21)),
         fwd(
             "a random (1000, 16) table, ids of shape (64,)",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .data import backward_case as bwd
 from .data import distinct as _distinct
 from .data import grads as _grads
 from .data import ids as _ids
@@ -14,12 +15,6 @@ from .public.ch02 import backward_judge, rows_judge, shape_only_judge
 A = "02_sparse_backward"
 check = checks_for(A)
 BWD, ROWS = "embedding_backward", "embedding_backward_rows"
-BWD_NAMES = ["ids", "grad_out", "V"]
-
-
-def bwd(label, ids, grad_out, V, padding_idx=None):
-    kwargs = {} if padding_idx is None else {"padding_idx": padding_idx}
-    return Case(label, (ids, grad_out, V), kwargs, meta={"arg_names": BWD_NAMES})
 
 
 # ------------------------------------------------------------------------------------------
@@ -65,7 +60,13 @@ def backward_repeated():
     zipf = _zipf(300, 100, 130)
     same = np.full(500, 7)
     return [
-        bwd("the worked example (ids [2, 0, 2])", np.array([2, 0, 2]), WORKED_G.copy(), 4),
+        bwd(
+            "the worked example (ids [2, 0, 2])",
+            np.array([2, 0, 2]),
+            WORKED_G.copy(),
+            4,
+            shown=True,
+        ),
         bwd(
             "ids [3, 3, 3, 1, 3] with V = 5",
             np.array([3, 3, 3, 1, 3]),
@@ -165,8 +166,8 @@ def backward_dtype():
 # ------------------------------------------------------------------------------------------
 # Part B: the row-sparse form (rows, values)
 # ------------------------------------------------------------------------------------------
-def rows_case(label, ids, grad_out):
-    return Case(label, (ids, grad_out), meta={"arg_names": ["ids", "grad_out"]})
+def rows_case(label, ids, grad_out, **meta):
+    return Case(label, (ids, grad_out), meta={"arg_names": ["ids", "grad_out"], **meta})
 
 
 @check("test_backward_rows", ROWS, rows_judge)
@@ -176,7 +177,9 @@ def backward_rows():
     same = np.full(300, 4)
     ids2 = _ids((3, 5), 8, 181)
     return [
-        rows_case("the worked example (ids [2, 0, 2])", np.array([2, 0, 2]), WORKED_G.copy()),
+        rows_case(
+            "the worked example (ids [2, 0, 2])", np.array([2, 0, 2]), WORKED_G.copy(), shown=True
+        ),
         rows_case(
             "ids [5, 1, 5, 3, 1, 5] (first occurrences unsorted)",
             np.array([5, 1, 5, 3, 1, 5]),

@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from .data import adam_case as step
+from .data import adam_state as state
 from .data import distinct as _distinct
 from .data import grads as _grads
 from .data import ids as _ids
 from .data import table as _table
+from .data import zero_moments as zeros3
 from .data import zipf as _zipf
 from .framework import Case, checks_for
 from .public.ch03 import NAMES, STEP, adam_judge, in_place_judge
@@ -28,36 +31,10 @@ A = "03_fancy_indexing_trap"
 check = checks_for(A)
 
 
-def step(label, E, m, v, ids, grad_out, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, **meta):
-    """A case calling sparse_adam_step_ with every argument given positionally."""
-    return Case(
-        label,
-        (E, m, v, ids, grad_out, t, lr, betas, eps),
-        output=("args", (0, 1, 2)),
-        meta={"arg_names": NAMES, **meta},
-    )
-
-
 # ------------------------------------------------------------------------------------------
 # Inputs
 # ------------------------------------------------------------------------------------------
 WORKED_G = np.array([[1.0, 0.0, -1.0], [0.5, 0.5, 0.5], [2.0, 1.0, 0.0]])
-
-
-def zeros3(V, d, dtype=np.float64):
-    return tuple(np.zeros((V, d), dtype=dtype) for _ in range(3))
-
-
-def state(V, d, seed, dtype=np.float64, fresh=()):
-    """E, m, v as after some earlier steps: random moments (v > 0), zero for the ``fresh`` rows
-    (never touched before)."""
-    rng = np.random.default_rng(seed)
-    E = rng.standard_normal((V, d))
-    m = 0.1 * rng.standard_normal((V, d))
-    v = 0.01 * rng.random((V, d)) + 1e-4
-    m[list(fresh)] = 0.0
-    v[list(fresh)] = 0.0
-    return tuple(a.astype(dtype) for a in (E, m, v))
 
 
 def worked():

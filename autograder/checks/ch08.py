@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import ch01, ch02, ch03, reference
+from . import reference
+from .data import adam_case, adam_state, backward_case, forward_case, zero_moments
 from .data import distinct as _distinct
 from .data import grads as _grads
 from .data import ids as _ids
@@ -106,10 +107,10 @@ def forward():
     E = _table(27, 4, 800)
     ids2 = _ids((16, 3), 27, 801)
     return [
-        ch01.fwd("a batch of contexts, ids of shape (16, 3)", E, ids2),
-        ch01.fwd("one id repeated", E, np.full(7, 5)),
-        ch01.fwd("a float32 table", _table(9, 3, 802, np.float32), _ids((2, 3), 9, 803)),
-        ch01.fwd("empty ids", E, np.zeros((0, 3), dtype=np.int64)),
+        forward_case("a batch of contexts, ids of shape (16, 3)", E, ids2),
+        forward_case("one id repeated", E, np.full(7, 5)),
+        forward_case("a float32 table", _table(9, 3, 802, np.float32), _ids((2, 3), 9, 803)),
+        forward_case("empty ids", E, np.zeros((0, 3), dtype=np.int64)),
     ]
 
 
@@ -119,9 +120,9 @@ def backward():
     z = _zipf(60, 27, 810)
     ids2 = _ids((16, 3), 27, 811)
     return [
-        ch02.bwd("60 Zipf ids (a few repeat often)", z, _grads(z, 4, 812), 27),
-        ch02.bwd("a batch of contexts, ids of shape (16, 3)", ids2, _grads(ids2, 4, 813), 27),
-        ch02.bwd("float32 gradients", ids2, _grads(ids2, 2, 814, np.float32), 27),
+        backward_case("60 Zipf ids (a few repeat often)", z, _grads(z, 4, 812), 27),
+        backward_case("a batch of contexts, ids of shape (16, 3)", ids2, _grads(ids2, 4, 813), 27),
+        backward_case("float32 gradients", ids2, _grads(ids2, 2, 814, np.float32), 27),
     ]
 
 
@@ -131,17 +132,17 @@ def adam():
     z = _zipf(40, 27, 820)
     ids2 = _ids((8, 3), 27, 821)
     return [
-        ch03.step(
+        adam_case(
             "40 Zipf ids from zero moments, t = 1",
-            *ch03.zeros3(27, 4),
+            *zero_moments(27, 4),
             z,
             _grads(z, 4, 822),
             1,
             0.01,
         ),
-        ch03.step(
+        adam_case(
             "ids of shape (8, 3), t = 7",
-            *ch03.state(27, 4, 823),
+            *adam_state(27, 4, 823),
             ids2,
             _grads(ids2, 4, 824),
             7,

@@ -15,6 +15,7 @@ from autograder.export.canvas import export_canvas
 from autograder.export.csvio import ExportError, read_table, write_table
 from autograder.export.gradebook import read_grades
 from autograder.export.moodle import export_moodle
+from autograder.export.options import Options
 from autograder.export.report import Report, print_report
 from autograder.export.roster import read_map
 
@@ -48,6 +49,23 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="where gradebook.db is (default grading/)",
     )
     p.add_argument("--out", type=Path, help="output folder (default <grading-dir>/export)")
+    p.add_argument(
+        "--clear-missing",
+        action="store_true",
+        help="a student with no submission gets no grade (the import clears theirs); default: "
+        "their grade in the LMS is kept",
+    )
+    p.add_argument(
+        "--set-points-possible",
+        action="store_true",
+        help="Canvas: write the gradebook's maximum as Points Possible (default: as Canvas has it)",
+    )
+    p.add_argument(
+        "--scale",
+        action="store_true",
+        help="Canvas: scale raw points to the assignment's Points Possible",
+    )
+    p.add_argument("--scale-to", type=float, metavar="N", help="scale raw points to N points")
     return p.parse_args(argv)
 
 
@@ -60,7 +78,12 @@ def run(args: argparse.Namespace) -> tuple[Path, Report, list[str]]:
     grades, skipped = read_grades(args.grading_dir / "gradebook.db", args.assignment or None)
     if not grades.scores:
         raise ExportError("the gradebook has no submission to export: run `make grade` first")
-    table, report = EXPORTERS[args.lms](grades, roster, mapping)
+    opts = Options(args.clear_missing, args.set_points_possible, args.scale, args.scale_to)
+    if opts.set_points_possible and (opts.scale or opts.scale_to is not None):
+        raise ExportError(
+            "--set-points-possible with --scale: choose one (scale, or change Canvas)"
+        )
+    table, report = EXPORTERS[args.lms](grades, roster, mapping, opts)
     out = (args.out or args.grading_dir / "export") / f"{args.lms}.csv"
     write_table(out, table)
     return out, report, skipped

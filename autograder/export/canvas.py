@@ -6,15 +6,19 @@ instructure/canvas-lms): a header ``Student, ID, [SIS User ID,] SIS Login ID, [I
 read-only totals (Current Score, Final Grade...); a row ``    Points Possible`` (``(read only)``
 under the totals), sometimes a row saying which assignments post grades manually, then one row
 per student (the Test Student last). Everything is kept as it is; only the nbgrader assignments'
-columns are filled (or appended), with raw points, and their Points Possible cells set to the
-assignment's maximum. Canvas's importer (``lib/gradebook_importer.rb``) finds assignments by the
-``(id)`` in a header, or else by title, and creates a new assignment for any other column.
+columns are filled (or appended), with raw points (or scaled to Points Possible on request).
+A student without a submission keeps the cell the roster has (Canvas's importer changes only
+cells that differ), unless the instructor asks to clear it. Points Possible is left as Canvas has
+it (a change there changes the Canvas assignment) except in a new column, which needs one, or on
+request. Canvas's importer (``lib/gradebook_importer.rb``) finds assignments by the ``(id)`` in a
+header, or else by title, and creates a new assignment for any other column.
 """
 
 import re
 
 from autograder.export.csvio import ExportError, Table, format_points
 from autograder.export.gradebook import Grades
+from autograder.export.options import Options
 from autograder.export.report import Report
 from autograder.export.roster import RosterRow, match_students, norm
 
@@ -70,7 +74,7 @@ def roster_rows(table: Table, special: set[int]) -> list[RosterRow]:
         login = value["SIS Login ID"]
         name = f"{row[1]} {row[0]}".strip() if first_last else row[0]
         emails = (login,) if "@" in login else ()
-        rows.append(RosterRow(i, login, emails, tuple(value.values()), name))
+        rows.append(RosterRow(i, login, emails, tuple(value.values()), name, value["ID"]))
     return rows
 
 
@@ -106,38 +110,61 @@ def add_column(table: Table, name: str) -> int:
     return len(table.header) - 1
 
 
-def fill_column(table, column, name, grades, rows, owner, report) -> None:
-    """Each student row's points for ``name``: the score, or an empty cell without submission."""
+def fill_column(table, column, name, grades, rows, owner, report, opts, factor) -> None:
+    """Each student row's points for ``name``; without a submission the roster's cell is kept
+    (or cleared, if asked)."""
     scores = grades.scores[name]
     for row in rows:
         student = owner.get(row.index)
         cell = table.rows[row.index]
         if student in scores:
-            cell[column] = format_points(scores[student])
+            cell[column] = format_points(scores[student] * factor)
             continue
-        if cell[column].strip() not in ("", "-", "N/A"):
-            report.cleared[name].append(row.name or row.login)
-        cell[column] = ""
         report.empty[name] += 1
+        had = cell[column].strip() not in ("", "-", "N/A")
+        if had and opts.clear_missing:
+            report.cleared[name].append(row.name or row.login)
+            cell[column] = ""
+        elif had:
+            report.kept[name] += 1
 
 
-def set_points_possible(table: Table, points: int, column: int, maximum: float, report) -> None:
-    """Write the assignment's maximum; say so when Canvas's own number differs."""
-    before = table.rows[points][column].strip()
+def number(text: str) -> float | None:
     try:
-        changed = before != "" and float(before.replace(",", ".")) != maximum
+        return float(text.strip().replace(",", ".")) if text.strip() else None
     except ValueError:
-        changed = True
-    if changed:
+        return None
+
+
+def points_possible(table, points: int, column: int, name, maximum, new: bool, opts, report):
+    """The factor for ``name``'s scores; Points Possible left as Canvas has it unless the column
+    is new or the instructor asked to set it."""
+    before = table.rows[points][column].strip()
+    canvas = None if new else number(before)
+    factor = opts.factor(name, maximum, canvas)
+    written = maximum * factor
+    if new or canvas is None or opts.set_points_possible:
+        table.rows[points][column] = format_points(written)
+        if canvas is not None and abs(canvas - written) > 1e-9:
+            report.notes.append(
+                f"{table.header[column]!r}: Points Possible {before} -> {format_points(written)} "
+                "(as asked): importing changes the Canvas assignment's points"
+            )
+    elif abs(canvas - written) > 1e-9:
         report.notes.append(
-            f"{table.header[column]!r}: Canvas says {before} points possible, the gradebook's "
-            f"maximum is {format_points(maximum)}: the file says {format_points(maximum)}"
+            f"{table.header[column]!r}: Canvas says {before} points possible, the grades are "
+            f"out of {format_points(written)} (full marks show as "
+            f"{100 * written / canvas:.0f}% in Canvas): add --scale to scale them to {before}, "
+            f"or --set-points-possible to make Canvas's {format_points(written)}"
         )
-    table.rows[points][column] = format_points(maximum)
+    return factor
 
 
-def export_canvas(grades: Grades, table: Table, mapping: dict[str, str]) -> tuple[Table, Report]:
+def export_canvas(
+    grades: Grades, table: Table, mapping: dict[str, str], opts: Options | None = None
+) -> tuple[Table, Report]:
     """The Canvas import file: the roster with every exported assignment's points filled in."""
+    opts = opts or Options()
     section = check_header(table)
     points, special = special_rows(table)
     if points is None:  # Canvas always writes one; without it new assignments get no maximum
@@ -150,9 +177,11 @@ def export_canvas(grades: Grades, table: Table, mapping: dict[str, str]) -> tupl
     report.unmatched = {grades.names[s]: why for s, why in matching.unmatched.items()}
     for name in grades.scores:
         column = find_column(table, name, section, points)
-        if column is None:
+        new = column is None
+        if new:
             column = add_column(table, name)
             report.new_columns.append(name)
-        set_points_possible(table, points, column, grades.max_score[name], report)
-        fill_column(table, column, name, grades, rows, owner, report)
+        top = grades.max_score[name]
+        factor = points_possible(table, points, column, name, top, new, opts, report)
+        fill_column(table, column, name, grades, rows, owner, report, opts, factor)
     return table, report

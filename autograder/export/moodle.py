@@ -8,11 +8,16 @@ The output keeps the identifier columns and adds one column per nbgrader assignm
 column whose header holds the assignment's name lends its header). Moodle's importer
 (``grade/import/csv/classes/load_data.php``) reads ``-`` as "no grade" both for an existing
 grade item and for a new one, whereas an empty cell in a *new* grade item is stored as 0 (its
-database layer turns '' into 0 in numeric columns): students without a submission get ``-``.
+database layer turns '' into 0 in numeric columns), and ``-`` in an existing item *clears* the
+grade. So a student without a submission keeps the roster's cell (``-`` where it had none), and a
+student with no submission in any exported assignment is left out of the file, unless the
+instructor asks to clear (``--clear-missing``: ``-``). Moodle's export does not give an item's
+maximum: grades are raw points (``--scale-to N`` scales them), and the maxima are printed.
 """
 
 from autograder.export.csvio import ExportError, Table, format_points
 from autograder.export.gradebook import Grades
+from autograder.export.options import Options
 from autograder.export.report import Report
 from autograder.export.roster import RosterRow, match_students, norm
 
@@ -61,23 +66,60 @@ def grade_column(table: Table, name: str) -> int | None:
     return found[0] if len(found) == 1 else None
 
 
-def column_values(grades, name, rows, owner, old, report) -> list[str]:
-    """One cell per output row: the score, or Moodle's no-grade mark without a submission."""
+def column_values(grades, name, rows, owner, old, report, opts, factor) -> list[str]:
+    """One cell per output row: the score; without a submission the roster's cell (or Moodle's
+    no-grade mark, which clears it, when asked)."""
     scores, cells = grades.scores[name], []
     for row, before in zip(rows, old, strict=True):
         student = owner.get(row.index)
         if student in scores:
-            cells.append(format_points(scores[student]))
+            cells.append(format_points(scores[student] * factor))
             continue
-        if before.strip() not in ("", NO_GRADE):
-            report.cleared[name].append(row.name)
-        cells.append(NO_GRADE)
         report.empty[name] += 1
+        had = before.strip() not in ("", NO_GRADE)
+        if had and opts.clear_missing:
+            report.cleared[name].append(row.name)
+        elif had:
+            report.kept[name] += 1
+        cells.append(before.strip() if had and not opts.clear_missing else NO_GRADE)
     return cells
 
 
-def export_moodle(grades: Grades, table: Table, mapping: dict[str, str]) -> tuple[Table, Report]:
+def add_assignment(table, name, grades, rows, owner, out, header, report, opts) -> None:
+    """Append ``name``'s column to the output rows."""
+    column = grade_column(table, name)
+    header.append(table.header[column] if column is not None else name)
+    if column is None:
+        report.notes.append(
+            f"{name}: no grade column in the roster; on import map it to its grade item, "
+            "or to 'New grade item'"
+        )
+    top = grades.max_score[name]
+    factor = opts.factor(name, top, None)
+    old = [table.rows[r.index][column] if column is not None else "" for r in rows]
+    cells = column_values(grades, name, rows, owner, old, report, opts, factor)
+    for line, cell in zip(out, cells, strict=True):
+        line.append(cell)
+    written = top * factor
+    report.notes.append(
+        f"{name}: grades out of {format_points(written)}: the grade item's maximum grade in "
+        f"Moodle must be {format_points(written)}"
+        + ("" if factor != 1 else " (or scale them with --scale-to N)")
+    )
+    if written > 100:
+        report.notes.append(
+            f"{name}: maximum {format_points(written)} points; Moodle refuses "
+            "grades above 100 unless the site allows them (unlimitedgrades, gradepointmax)"
+        )
+
+
+def export_moodle(
+    grades: Grades, table: Table, mapping: dict[str, str], opts: Options | None = None
+) -> tuple[Table, Report]:
     """The Moodle import file: identifier columns, then one points column per assignment."""
+    opts = opts or Options()
+    if opts.set_points_possible:
+        raise ExportError("Moodle's import cannot set a maximum: change it on the grade item")
     ids = identifier_columns(table)
     rows, skipped = roster_rows(table, ids)
     matching = match_students(grades.graded_students(), rows, mapping)
@@ -89,21 +131,10 @@ def export_moodle(grades: Grades, table: Table, mapping: dict[str, str]) -> tupl
     header = [table.header[c] for c in ids.values()]
     out = [[table.rows[r.index][c] for c in ids.values()] for r in rows]
     for name in grades.scores:
-        column = grade_column(table, name)
-        header.append(table.header[column] if column is not None else name)
-        if column is None:
-            report.notes.append(
-                f"{name}: no grade column in the roster; on import map it to its grade item, "
-                "or to 'New grade item'"
-            )
-        old = [table.rows[r.index][column] if column is not None else "" for r in rows]
-        for line, cell in zip(
-            out, column_values(grades, name, rows, owner, old, report), strict=True
-        ):
-            line.append(cell)
-        if grades.max_score[name] > 100:
-            report.notes.append(
-                f"{name}: maximum {format_points(grades.max_score[name])} points; Moodle refuses "
-                "grades above 100 unless the site allows them (unlimitedgrades, gradepointmax)"
-            )
+        add_assignment(table, name, grades, rows, owner, out, header, report, opts)
+    if not opts.clear_missing:  # nothing to import for them: their grades stay as Moodle has them
+        graded = {s for scores in grades.scores.values() for s in scores}
+        keep = [i for i, r in enumerate(rows) if owner.get(r.index) in graded]
+        report.left_out = len(rows) - len(keep)
+        out = [out[i] for i in keep]
     return Table(header, out, ","), report

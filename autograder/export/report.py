@@ -17,6 +17,8 @@ class Report:
     new_columns: list[str] = field(default_factory=list)
     empty: dict[str, int] = field(default_factory=lambda: defaultdict(int))  # per assignment
     cleared: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    kept: dict[str, int] = field(default_factory=lambda: defaultdict(int))  # grades kept
+    left_out: int = 0  # roster rows not in the file (Moodle: nothing of theirs to import)
     notes: list[str] = field(default_factory=list)
 
 
@@ -28,9 +30,18 @@ def print_report(report: Report, out_path, skipped: list[str]) -> None:
         f"{report.roster_students} roster student(s), {report.matched} graded student(s) matched"
     )
     for name in report.assignments:
+        cleared = len(report.cleared.get(name, []))
+        what = (
+            f"{cleared} grade(s) cleared, as asked"
+            if cleared
+            else f"left as the roster has it; {report.kept[name]} hold a grade, kept"
+        )
         print(
-            f"  {name}: {report.empty[name]} roster student(s) without a matched "
-            "submission (cell left without a grade)"
+            f"  {name}: {report.empty[name]} roster student(s) without a matched submission ({what})"
+        )
+    if report.left_out:
+        print(
+            f"  {report.left_out} roster student(s) left out: no submission here, their grades stay as they are"
         )
     for name in skipped:
         print(f"  {name}: no submission in the gradebook, not exported")
@@ -42,8 +53,8 @@ def print_report(report: Report, out_path, skipped: list[str]) -> None:
     for name, rows in report.cleared.items():
         print(
             f"warning: {name}: {len(rows)} roster student(s) had a grade in the roster file but "
-            f"no submission here; their cell now has no grade, and the import may clear "
-            f"theirs (check the LMS's import preview): {', '.join(rows)}",
+            f"no submission here; their cell now has no grade (--clear-missing), and the import "
+            f"clears theirs (check the LMS's import preview): {', '.join(rows)}",
             file=err,
         )
     for note in report.notes:

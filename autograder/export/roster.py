@@ -5,9 +5,12 @@ Rules, in order, for each graded student (ids and logins compared case-insensiti
 1. the mapping file (``--map``: nbgrader id, LMS login), when it names the student: the row
    whose login, SIS id, user id or e-mail is that value (and no other rule is tried);
 2. the nbgrader id equal to the row's login (Canvas ``SIS Login ID``, Moodle ``Username``);
-3. the nbgrader id equal to the part before the ``@`` of the row's e-mail address.
+3. the nbgrader id equal to the row's e-mail address, or to the part before its ``@``;
+4. the nbgrader id equal to the row's Canvas user id (``ID``: the id in Canvas's submission file
+   names, which plain ``nbgrader zip_collect`` uses as the student's id).
 
-A rule that finds two rows, or a row that two students claim, matches nobody: both are reported.
+A rule that finds two rows, or a row that two students claim, matches nobody: both are reported,
+and so is an id that is one row's login or e-mail and another row's Canvas user id.
 """
 
 from collections import defaultdict
@@ -26,6 +29,7 @@ class RosterRow:
     emails: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()  # every identifier a mapping file may give
     name: str = ""
+    user_id: str = ""  # Canvas's ID (the user id in its submission file names)
 
 
 @dataclass
@@ -67,7 +71,7 @@ def read_map(path: Path) -> dict[str, str]:
 def index_rows(rows: list[RosterRow]) -> dict[str, dict[str, set[int]]]:
     """Lookup tables: alias, login and e-mail local part -> the rows that carry it."""
     index: dict[str, dict[str, set[int]]] = {
-        k: defaultdict(set) for k in ("alias", "login", "local")
+        k: defaultdict(set) for k in ("alias", "login", "email", "local", "user_id")
     }
     for row in rows:
         for alias in row.aliases:
@@ -77,7 +81,10 @@ def index_rows(rows: list[RosterRow]) -> dict[str, dict[str, set[int]]]:
             index["login"][norm(row.login)].add(row.index)
         for email in row.emails:
             if local_part(email):
+                index["email"][norm(email)].add(row.index)
                 index["local"][local_part(email)].add(row.index)
+        if row.user_id.strip():
+            index["user_id"][norm(row.user_id)].add(row.index)
     return index
 
 
@@ -90,10 +97,22 @@ def find_row(student: str, mapping: dict[str, str], index) -> tuple[int | None, 
             return None, f"the mapping file gives {mapping[sid]!r}, which no roster row has"
     else:
         found, how = index["login"].get(sid, set()), "login"
+        for rule, label in (("email", "e-mail address"), ("local", "e-mail address")):
+            if not found:
+                found, how = index[rule].get(sid, set()), label
+        by_user_id = index["user_id"].get(sid, set())
+        if found and by_user_id and found != by_user_id:
+            return (
+                None,
+                f"this id is one row's {how} and another's Canvas user id: use the mapping file",
+            )
         if not found:
-            found, how = index["local"].get(sid, set()), "e-mail address"
+            found, how = by_user_id, "Canvas user id"
         if not found:
-            return None, "no roster row has this id as its login or before the @ of its e-mail"
+            return (
+                None,
+                "no roster row has this id as its login, e-mail (or before its @) or user id",
+            )
     if len(found) > 1:
         return None, f"{len(found)} roster rows match by {how}: add the student to the mapping file"
     return next(iter(found)), ""

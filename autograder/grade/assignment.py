@@ -23,6 +23,7 @@ class AssignmentInfo:
     visible: dict  # grade_id -> visible source of the test cell (release notebook)
     checks: dict  # grade_id -> Check
     stamp: dict
+    given: dict  # what the release gives the student, part by part (nb.given_parts)
 
     def test_rows(self) -> list[tuple[str, str, float]]:
         """[(grade_id, function, points)]: what a result with zeros everywhere needs."""
@@ -52,6 +53,7 @@ def assignment_info(assignment: str) -> AssignmentInfo:
         visible={gid: nb.source(c) for gid, c in nb.test_cells(rel).items()},
         checks=registered,
         stamp=nb.release_stamp(assignment),
+        given=nb.given_parts(src),
     )
 
 

@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 
 from ..course import COURSE_ID, GRADING, assignments
-from . import gradebook, guard, report
+from . import gradebook, guard, late, report
 from .cluster import add_arguments as add_cluster_arguments
 from .pool import run_pool
 from .progress import Progress
@@ -234,12 +234,15 @@ def _write(grading_dir: Path, results, prep: dict, snap) -> Path | None:
 
 def _print_end(grading_dir: Path, results, grades, timings: dict, n_workers: int) -> None:
     print(report.summary(results))
+    if any(r.seconds_late > 0 or r.lms_late for r in results):
+        print(report.late_lines(results, late.describe()))
     for r in results:
         if r.trace:
             print(f"\n{r.student}/{r.assignment}:\n{r.trace}", file=sys.stderr)
     print(f"\nreport:    {grading_dir / 'test_report.csv'}")
     if grades:
         print(f"gradebook: {grading_dir / 'gradebook.db'}\ngrades:    {grades}")
+        print(f"by submission (no submission told from 0): {grading_dir / 'submissions.csv'}")
     print(f"feedback:  {grading_dir / 'feedback'}/<student>/<assignment>/<assignment>.html")
     busy = sum(r.seconds for r in results) / max(len(results), 1)
     t = timings
@@ -273,6 +276,8 @@ def main(argv=None) -> int:
     if lock is None:
         print(f"error: another `make grade` is running on {grading_dir}", file=sys.stderr)
         return EXIT_USAGE
+    # nbgrader started from here (the gradebook's set-up, its config) uses this grading folder.
+    os.environ["COURSE_GRADING_DIR"] = str(grading_dir)
     jobs, skipped = discover(submitted, args.assignment)
     for s in skipped:
         print(f"warning: skipped {s}", file=sys.stderr)
@@ -281,6 +286,13 @@ def main(argv=None) -> int:
             f"nothing to grade in {submitted} (expected <student>/<assignment>/<assignment>.ipynb)"
         )
         return EXIT_OK
+    try:
+        late.annotate(jobs, grading_dir)
+    except Exception as exc:  # noqa: BLE001 - a broken late-penalty setting: grade nothing
+        print(
+            f"error: the due dates or late-penalty settings cannot be used: {exc}", file=sys.stderr
+        )
+        return EXIT_USAGE
     session, code = _open_cluster(args) if args.scheduler else (None, None)
     if code is not None:
         return code

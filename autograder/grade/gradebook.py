@@ -7,11 +7,15 @@
 * :func:`record` writes every score with nbgrader's Gradebook API from this one process, so SQLite
   never sees two writers; a failing test's message goes into the comment of the answer cell it
   grades.
-* :func:`export_grades` writes ``grades.csv`` (nbgrader's own CSV exporter).
+  Then the late penalty, as nbgrader's ``AssignLatePenalties`` sets it (:mod:`.late`).
+* :func:`export_grades` writes ``grades.csv`` (nbgrader's own CSV exporter) and
+  ``submissions.csv`` beside it, which tells "no submission" from a score of 0 (nbgrader's CSV
+  writes 0.0 for both).
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import tempfile
 import warnings
@@ -20,6 +24,7 @@ from pathlib import Path
 
 from .. import nb
 from ..course import COURSE_ID
+from .late import assign_penalty
 from .results import BAD, ERROR, SubmissionResult
 
 
@@ -126,6 +131,8 @@ def _record_one(gb, r: SubmissionResult) -> None:
             lines = [f"not graded: {r.reason}"]
         comment.auto_comment = "\n".join(lines) if lines else None
     gb.db.commit()
+    # The gradebook's penalty (on its score, manual grades included) is the one that counts.
+    r.late_penalty = assign_penalty(gb, a, student)
 
 
 def record(grading_dir: Path, results: list[SubmissionResult]) -> int:
@@ -143,12 +150,44 @@ def record(grading_dir: Path, results: list[SubmissionResult]) -> int:
     return written
 
 
+SUBMISSIONS_HEADER = [
+    "assignment", "student", "submitted", "timestamp", "duedate", "seconds_late", "raw_score",
+    "late_penalty", "score", "max_score",
+]  # fmt: skip
+
+
+def _points(value) -> str:
+    return f"{float(value):g}" if value is not None else ""
+
+
+def _submission_rows(gb) -> list[list[str]]:
+    """One row per student and assignment of the gradebook: its points, or no submission."""
+    rows, students = [], sorted(s.id for s in gb.students)
+    for a in sorted(gb.assignments, key=lambda a: a.name):
+        subs = {s.student.id: s for s in a.submissions}
+        for sid in students:
+            sub = subs.get(sid)
+            if sub is None:
+                rows.append([a.name, sid, "no", "", "", "", "", "", "", _points(a.max_score)])
+                continue
+            penalty = float(sub.late_submission_penalty or 0.0)
+            rows.append([
+                a.name, sid, "yes", str(sub.timestamp or ""), str(sub.duedate or ""),
+                f"{sub.total_seconds_late:g}", _points(sub.score), _points(penalty),
+                _points(max(0.0, float(sub.score) - penalty)), _points(a.max_score),
+            ])  # fmt: skip
+    return rows
+
+
 def export_grades(grading_dir: Path) -> Path:
-    """grades.csv: nbgrader's own CSV export of the whole gradebook."""
+    """grades.csv: nbgrader's own CSV export of the whole gradebook; submissions.csv beside it."""
     from nbgrader.api import Gradebook
     from nbgrader.plugins.export import CsvExportPlugin
 
     grades = grading_dir / "grades.csv"
     with Gradebook(db_url(grading_dir), course_id=COURSE_ID) as gb:
         CsvExportPlugin(to=str(grades)).export(gb)
+        rows = _submission_rows(gb)
+    with (grading_dir / "submissions.csv").open("w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows([SUBMISSIONS_HEADER, *rows])
     return grades

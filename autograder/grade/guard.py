@@ -3,9 +3,9 @@
 Scores are written only by the trusted process. Before a batch, :func:`snapshot` records every
 column a submission could use to raise a grade: nbgrader's manual scores, extra credit, manual
 comments, extensions and late penalties, and the automatic scores of submissions this batch does
-not grade. After the batch is recorded, :func:`verify` checks that each automatic score of the
-batch equals what the grader decided, that no score exceeds its maximum, and that nothing else
-changed (what an instructor entered in formgrader before the batch is kept as it was). Anything
+not grade. After the batch is recorded, :func:`verify` checks that each automatic score and late
+penalty of the batch equals what the grader decided, that no score exceeds its maximum, and that
+nothing else changed (what an instructor entered in formgrader before the batch is kept as it was). Anything
 else is restored from the snapshot and reported by name: ``make grade`` then exits non-zero.
 """
 
@@ -86,6 +86,22 @@ def _decided(results) -> dict:
     }
 
 
+def _penalties(results) -> dict:
+    """(student, assignment, notebook) -> the late penalty the grader recorded (None: none)."""
+    return {
+        (r.student, r.assignment, r.assignment): r.late_penalty
+        for r in results
+        if r.status != ERROR
+    }
+
+
+def _check_penalty(key, n, penalties, problems) -> None:
+    want, now = penalties[key[1:4]], n.late_submission_penalty
+    if (want is None) != (now is None) or (want is not None and abs(float(now) - want) > 1e-9):
+        problems.append(f"{'/'.join(key[1:4])}: late penalty {now}, the grader decided {want}")
+        n.late_submission_penalty = want
+
+
 def _check_grade(key, g, snap, decided, problems) -> None:
     rest = key[1:]
     if rest in decided:
@@ -112,9 +128,12 @@ def verify(url: str, course_id: str, snap: dict, results) -> list[str]:
     from nbgrader.api import Gradebook
 
     problems: list[str] = []
-    decided = _decided(results)
+    decided, penalties = _decided(results), _penalties(results)
     with Gradebook(url, course_id=course_id) as gb:
         for key, obj, cols in list(_rows(gb)):
+            if key[0] == "notebook" and key[1:4] in penalties:
+                _check_penalty(key, obj, penalties, problems)
+                continue
             before = snap.get(key, (None,) * len(cols))
             now = _values(obj, cols)
             if now != before and not (key not in snap and all(v in (None, 0, 0.0) for v in now)):

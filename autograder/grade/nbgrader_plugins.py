@@ -1,18 +1,28 @@
-"""Plain nbgrader, made leak-free where the course needs it.
+"""Plain nbgrader, made leak-free, quiet and in agreement with ``make grade``.
 
-``nbgrader generate_feedback`` renders the *autograded* notebook, which holds the hidden tests
-(nbgrader restores test cells from the source) and IPython tracebacks that quote them (nbgrader
-issues #917 and #1363). nbgrader_config.py puts :class:`HideHiddenTests` into
-``GenerateFeedback.preprocessors`` so that plain feedback shows the visible tests, the scores and
-the failure messages, and nothing of the hidden tests. (``make grade`` writes its own feedback,
-which never contained them.)
+* ``nbgrader generate_feedback`` renders the *autograded* notebook, which holds the hidden tests
+  (nbgrader restores test cells from the source) and IPython tracebacks that quote them
+  (nbgrader issues #917 and #1363). nbgrader_config.py puts :class:`HideHiddenTests` into
+  ``GenerateFeedback.preprocessors``, and its exporter is :class:`CourseFeedbackExporter`: the
+  course's own page (:mod:`.feedback`), the same one ``make grade`` writes, from the scores in the
+  gradebook and the visible tests of the release. Nothing of the hidden tests is in it.
+* ``nbgrader autograde`` warned "Attribute 'checksum' for cell ... has changed!" for every test
+  cell of every honest submission: nbgrader records a test cell's checksum *before* it removes
+  the hidden tests and compares it with the released cell, which has none (nbgrader issue #1961).
+  :class:`OverwriteReleasedCells` recognises the released form and stays quiet for it; an edited
+  test cell still warns, and is restored either way.
+* :class:`ExplainSkips` says why a command skipped a submission or feedback that exists already.
 """
 
 from __future__ import annotations
 
+import logging
+
+from nbconvert.exporters import Exporter
 from nbconvert.preprocessors import Preprocessor
-from nbgrader.preprocessors import ClearHiddenTests
-from traitlets import Bool
+from nbgrader.api import MissingEntry
+from nbgrader.preprocessors import ClearHiddenTests, OverwriteCells
+from traitlets import Bool, default
 
 from ..nb import strip_hidden
 
@@ -63,3 +73,79 @@ class RequireCourseChecks(Preprocessor):
                 "puts the course on the kernels' path), or `make grade`."
             )
         return nb, resources
+
+
+class OverwriteReleasedCells(OverwriteCells):
+    """nbgrader's OverwriteCells, without the false alarm for a test cell in its released form."""
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        gid = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if gid is not None and cell.cell_type == "code":
+            try:
+                src = self.gradebook.find_source_cell(gid, self.notebook_id, self.assignment_id)
+            except MissingEntry:
+                src = None
+            hidden = ClearHiddenTests(parent=self)
+            released = src is not None and strip_hidden(
+                src.source, hidden.begin_test_delimeter, hidden.end_test_delimeter
+            )
+            if src is not None and src.locked and cell.source == released:
+                cell.source = src.source  # what nbgrader restores anyway: the cell with its tests
+        return super().preprocess_cell(cell, resources, cell_index)
+
+
+class CourseFeedbackExporter(Exporter):
+    """``nbgrader generate_feedback`` writes the course's feedback page (:mod:`.feedback`)."""
+
+    output_mimetype = "text/html"
+
+    @default("file_extension")
+    def _file_extension_default(self):
+        return ".html"
+
+    def from_notebook_node(self, nb, resources=None, **kw):
+        from .feedback import autograded_page
+
+        nb_copy, resources = super().from_notebook_node(nb, resources, **kw)
+        info = resources["nbgrader"]
+        folder = resources.get("metadata", {}).get("path", "")
+        page = autograded_page(info["assignment"], info["student"], nb_copy, folder, info)
+        return page, resources
+
+
+SKIPPED = {
+    "AutogradeApp": (
+        "already autograded (by `make grade` or an earlier `nbgrader autograde`) and not "
+        "resubmitted since: nbgrader regrades a submission only when its timestamp.txt is newer "
+        "than the graded copy's. `--force` regrades every submission with plain nbgrader (no "
+        "sandbox), replacing the graded copies and the scores in the gradebook."
+    ),
+    "GenerateFeedbackApp": (
+        "its feedback exists already. `--force` writes it again from the gradebook (the "
+        "course's page, the same one `make grade` writes)."
+    ),
+}
+
+
+class ExplainSkips(logging.Filter):
+    """Adds the why and the way out to nbgrader's "Skipping existing assignment" line, as a
+    warning (nbgrader logs it as information only, and exits 0 having done nothing)."""
+
+    def __init__(self, app: str):
+        super().__init__()
+        self.why = SKIPPED[app]
+
+    def filter(self, record):
+        msg = str(record.msg)
+        if msg.startswith("Skipping existing assignment") and self.why not in msg:
+            record.msg = f"{msg}: {self.why}"
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+    @classmethod
+    def install(cls) -> None:
+        """On the loggers of nbgrader's autograde and generate_feedback, once per process."""
+        for app in SKIPPED:
+            log = logging.getLogger(app)
+            if not any(isinstance(f, cls) for f in log.filters):
+                log.addFilter(cls(app))

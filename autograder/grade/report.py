@@ -6,11 +6,12 @@ import csv
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from .late import late_text
 from .results import BAD, ERROR, SubmissionResult
 
 REPORT_HEADER = [
-    "student", "assignment", "test", "score", "max", "message", "release", "current_release",
-    "status", "sandboxed",
+    "student", "assignment", "test", "score", "max", "message", "mistake", "release",
+    "current_release", "status", "sandboxed",
 ]  # fmt: skip
 
 
@@ -30,7 +31,8 @@ def write_report(grading_dir: Path, results: list[SubmissionResult]) -> Path:
                 w.writerow(
                     [
                         r.student, r.assignment, t.grade_id, f"{t.score:g}", f"{t.points:g}", t.message,
-                        r.release, "no" if r.stale else "yes", r.status, "yes" if r.sandboxed else "NO",
+                        t.mistake, r.release, "no" if r.stale else "yes", r.status,
+                        "yes" if r.sandboxed else "NO",
                     ]
                 )  # fmt: skip
     return report
@@ -103,4 +105,25 @@ def summary(results: list[SubmissionResult]) -> str:
             "",
             f"{len(stale)} submission(s) came from another release than the current one (see test_report.csv).",
         ]
+    return "\n".join(lines)
+
+
+def late_lines(results: list[SubmissionResult], policy: str) -> str:
+    """Every submission that was late, or that the LMS marked late, with its penalty."""
+    rows = [
+        r for r in _by_student(results) if (r.seconds_late > 0 or r.lms_late) and r.status != ERROR
+    ]
+    lines = [
+        "",
+        f"Late submissions ({len(rows)}; due dates from the gradebook, penalties by {policy}):",
+    ]
+    for r in rows:
+        when = (
+            f"{late_text(r.seconds_late)} after {r.due}"
+            if r.seconds_late > 0
+            else "no due date in the gradebook"
+        )
+        flag = ", marked late by the LMS" if r.lms_late else ""
+        pen = f"penalty {r.late_penalty:g} of {r.score:g}" if r.late_penalty else "no penalty"
+        lines.append(f"  {r.student}/{r.assignment}: {when}{flag}: {pen}")
     return "\n".join(lines)

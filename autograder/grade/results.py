@@ -11,6 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 GRADED, BAD, ERROR = "graded", "bad", "error"
+# Beside a graded copy (<grading>/autograded/<student>/<a>/): what make grade knew besides the
+# scores (notes, sandbox, staleness), for nbgrader's generate_feedback to render the same page.
+# nbgrader_config.py ignores the name, so a student's folder can never supply one.
+SIDECAR = ".course_grading.json"
 
 
 @dataclass
@@ -22,6 +26,11 @@ class Job:
     assignment: str
     path: Path | None  # where the notebook should be (it may be missing)
     timestamp: str | None = None
+    # Lateness (autograder/grade/late.py), set by the main process from the gradebook:
+    due: str | None = None  # the due date, extension included, "YYYY-MM-DD HH:MM:SS UTC"
+    seconds_late: float = 0.0
+    lms_late: bool = False  # the LMS marked it late (make collect's lms.json)
+    penalties: dict | None = None  # achievable score -> nbgrader's late penalty (late jobs only)
 
 
 @dataclass
@@ -32,6 +41,9 @@ class TestResult:
     score: float
     passed: bool
     message: str = ""
+    # the stable ids of the mistakes the judge recognised (judges.Mistake.name), ";"-separated,
+    # "" when it recognised none (a pass, an unrecognised wrong answer, a notebook not graded)
+    mistake: str = ""
 
 
 @dataclass
@@ -49,10 +61,25 @@ class SubmissionResult:
     seconds: float = 0.0
     trace: str | None = None  # a grader traceback (status error only)
     sandboxed: bool = True
+    due: str | None = None
+    seconds_late: float = 0.0
+    lms_late: bool = False
+    late_penalty: float | None = None  # nbgrader's, at this score (None: none, or not late)
 
     @classmethod
     def start(cls, job: Job, sandboxed: bool = True) -> SubmissionResult:
-        return cls(job.index, job.student, job.assignment, job.timestamp, sandboxed=sandboxed)
+        return cls(
+            job.index, job.student, job.assignment, job.timestamp, sandboxed=sandboxed,
+            due=job.due, seconds_late=job.seconds_late, lms_late=job.lms_late,
+        )  # fmt: skip
+
+    def apply_late(self, penalties: dict | None) -> None:
+        """The late penalty at this result's score, from the table the main process made."""
+        if penalties and self.seconds_late > 0:
+            key = round(self.score, 6)
+            self.late_penalty = penalties.get(key)
+            if key not in penalties:
+                self.notes.append("late: the late penalty is set in the gradebook, not shown here")
 
     @classmethod
     def not_graded(cls, job: Job, tests: list, status: str, reason: str, message: str):

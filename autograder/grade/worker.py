@@ -33,12 +33,18 @@ from .submission import load_submission
 
 
 def _stamp(result: SubmissionResult, notebook: dict, info: AssignmentInfo) -> None:
+    """The release the submission was made from; stale only when what it was given changed."""
     stamp = (notebook.get("metadata") or {}).get("course")
     result.release = nb.stamp_label(stamp)
-    result.stale = stamp != info.stamp
-    if result.stale:
-        current = {"functions": info.answer_ids, "tests": [gid for gid, _ in info.tests]}
-        result.notes.append(history.describe(info.name, result.release, current))
+    current = {
+        "stamp": info.stamp,
+        "given": info.given,
+        "functions": info.answer_ids,
+        "tests": [gid for gid, _ in info.tests],
+    }
+    result.stale, note = history.staleness(info.name, stamp, current)
+    if note:
+        result.notes.append(note)
 
 
 def _grade_notebook(run: Run, result: SubmissionResult, info: AssignmentInfo) -> None:
@@ -46,11 +52,10 @@ def _grade_notebook(run: Run, result: SubmissionResult, info: AssignmentInfo) ->
     run.deadline = time.monotonic() + run.settings.notebook_budget
     run.run_cells(record=True)
     for gid, pts in info.tests:
-        passed, message = run.run_check(gid)
+        passed, message, mistake = run.run_check(gid)
         fn = info.checks[gid].function
-        result.tests.append(
-            TestResult(gid, fn, float(pts), float(pts) if passed else 0.0, passed, message)
-        )
+        score = float(pts) if passed else 0.0
+        result.tests.append(TestResult(gid, fn, float(pts), score, passed, message, mistake))
     result.notes = [*result.notes, *run.notes]
     if run.fatal:
         result.status, result.reason = BAD, run.fatal
@@ -64,6 +69,7 @@ def grade(job: Job, settings: Settings) -> SubmissionResult:
     notebook, raw, why = load_submission(job.path)
     if notebook is None:
         result.fail(info.test_rows(), BAD, why, f"not graded: {why}")
+        result.apply_late(job.penalties)
         write_outputs(settings.grading_dir, job, info, None, {}, result)
         result.seconds = time.monotonic() - t0
         return result
@@ -72,6 +78,7 @@ def grade(job: Job, settings: Settings) -> SubmissionResult:
     try:
         run = Run(job, settings, info, notebook, raw)
         _grade_notebook(run, result, info)
+        result.apply_late(job.penalties)
         write_outputs(settings.grading_dir, job, info, notebook, run.cell_results, result)
     except KernelError as exc:
         result.fail(

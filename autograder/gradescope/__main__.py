@@ -1,11 +1,15 @@
 """``python -m autograder.gradescope build A [--visibility V] [--out FILE]`` writes the zip;
-``python -m autograder.gradescope run`` is what ``run_autograder`` calls inside Gradescope."""
+``python -m autograder.gradescope test A [--zip FILE] [--notebook NB ...]`` grades with the built zip
+here as Gradescope would (``make gradescope-test``). Inside Gradescope, ``run_autograder`` runs
+``python -m autograder.gradescope.runner``."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
+
+from ..course import GRADING
 
 
 def parse(argv):
@@ -20,16 +24,27 @@ def parse(argv):
         "hidden",
     )
     b.add_argument("--out", type=Path, default=None, help="write the zip here instead")
-    sub.add_parser("run", help="grade $GRADESCOPE_ROOT/submission (what run_autograder calls)")
+    t = sub.add_parser("test", help="grade notebooks with the built zip as Gradescope would")
+    t.add_argument("assignment")
+    t.add_argument("--zip", type=Path, default=None, help="default grading/gradescope/A.zip")
+    t.add_argument(
+        "--notebook",
+        type=Path,
+        action="append",
+        default=[],
+        help="a notebook to grade (repeatable); default: a correct one, a classic mistake, the "
+        "stub and another assignment's",
+    )
     return p.parse_args(argv)
 
 
 def main(argv=None) -> int:
     args = parse(argv)
-    if args.command == "run":
-        from .runner import run
+    if args.command == "test":
+        from .trial import main as trial
 
-        return run()
+        zip_path = args.zip or GRADING / "gradescope" / f"{args.assignment}.zip"
+        return trial(args.assignment, zip_path, args.notebook)
     from .build import BuildError, build
 
     try:

@@ -1,10 +1,14 @@
 """Building ``grading/gradescope/<A>.zip``: the autograder Gradescope is given.
 
 The zip holds, at its root, ``setup.sh`` and ``run_autograder`` (from ``files/``), and the course
-subset that grading needs: ``autograder/`` (course, nb, checks, grade, gradescope: not the
-publishing and sample stages), ``solutions/<A>/<A>.ipynb`` (the reference: **the zip holds the
-solutions and must never be published**), ``exercises/<A>/<A>.ipynb`` (what students got),
-``requirements-grading.txt`` and ``gradescope.json``. Entries are sorted and dated 1980-01-01, so
+subset that grading this one assignment needs: the modules the grading path imports, found from
+the import graph (:mod:`.contents`: the runner, the assignment's own hidden checks and no other
+chapter's, no cluster, benchmark or builder code), their package data (the feedback template, the
+assignment's own release history), ``solutions/<A>/<A>.ipynb`` (the reference: **the zip holds
+the solutions and must never be published**), ``exercises/<A>/<A>.ipynb`` (what students got),
+``requirements-grading.txt`` and ``gradescope.json`` (the assignment, its release stamp, the
+tests' visibility, and every assignment's title and grade ids, public, by which a notebook of
+another assignment is recognised: :mod:`.identify`). Entries are sorted and dated 1980-01-01, so
 one commit always builds the same bytes.
 
 requirements-grading.txt is derived, never written by hand: numpy at its requirements.txt pin, and
@@ -25,11 +29,11 @@ from pathlib import Path
 
 from .. import nb
 from ..course import GRADING, ROOT, assignments, release_notebook, source_notebook
+from . import contents, identify
 
 FILES = Path(__file__).resolve().parent / "files"
 SCRIPTS = ("setup.sh", "run_autograder")
-PACKAGES = ("autograder/nb", "autograder/checks", "autograder/grade", "autograder/gradescope")
-MODULES = ("autograder/__init__.py", "autograder/course.py")
+HISTORY = Path("autograder/release/history.json")  # cut down to the assignment's own entries
 PINNED_TOP = ("numpy",)  # pinned in requirements.txt
 RESOLVED_TOP = ("ipykernel", "jupyter_client", "pyzmq", "jinja2")  # pinned from the course venv
 FORBIDDEN = {"torch", "jupyter-book", "jupyterlab", "notebook", "playwright", "nbgrader"}
@@ -116,14 +120,23 @@ def min_python() -> str:
     return m.group(1)
 
 
-def code_files() -> list[Path]:
-    """The course files the grader needs, relative to the course root."""
-    files = [Path(m) for m in MODULES]
-    for pkg in PACKAGES:
-        for p in sorted((ROOT / pkg).rglob("*")):
-            if p.is_file() and "__pycache__" not in p.parts and p.suffix in (".py", ".html"):
-                files.append(p.relative_to(ROOT))
-    return files
+def code_files(assignment: str) -> list[Path]:
+    """The course files grading the assignment needs, relative to the course root (the scripts
+    of ``files/`` go to the zip's root, filled in, not a second time under the package)."""
+    return [p for p in contents.code_files(assignment) if (ROOT / p).parent != FILES]
+
+
+def code_bytes(path: Path, assignment: str) -> bytes:
+    """A course file as the zip holds it: the release history only for this assignment."""
+    if path == HISTORY:
+        entries = json.loads((ROOT / path).read_text(encoding="utf-8")).get(assignment, [])
+        return (json.dumps({assignment: entries}, indent=1, sort_keys=True) + "\n").encode()
+    return (ROOT / path).read_bytes()
+
+
+def catalogue() -> dict[str, dict]:
+    """assignment -> {"title", "grade_ids"} from every released notebook (public information)."""
+    return {a: identify.catalogue_entry(nb.read(release_notebook(a)), a) for a in assignments()}
 
 
 def check_release(assignment: str) -> dict:
@@ -141,13 +154,18 @@ def check_release(assignment: str) -> dict:
 def entries(assignment: str, visibility: str) -> list[tuple[str, bytes, int]]:
     """(name in the zip, bytes, unix mode) for every file, sorted by name."""
     stamp = check_release(assignment)
-    cfg = {"assignment": assignment, "release": stamp, "visibility": visibility}
+    cfg = {
+        "assignment": assignment,
+        "release": stamp,
+        "visibility": visibility,
+        "assignments": catalogue(),
+    }
     py = min_python()
     out = []
     for name in SCRIPTS:
         text = (FILES / name).read_text(encoding="utf-8").replace("@MIN_PYTHON@", py)
         out.append((name, text.encode(), 0o755))
-    out += [(str(p), (ROOT / p).read_bytes(), 0o644) for p in code_files()]
+    out += [(p.as_posix(), code_bytes(p, assignment), 0o644) for p in code_files(assignment)]
     for path in (source_notebook(assignment), release_notebook(assignment)):
         out.append((str(path.relative_to(ROOT)), path.read_bytes(), 0o644))
     out.append(("requirements-grading.txt", grading_requirements().encode(), 0o644))

@@ -1,5 +1,9 @@
 """What ``run_autograder`` does for one submission: find the notebook, grade it, write results.json.
 
+``run_autograder`` runs it as ``python -m autograder.gradescope.runner`` from the zip's own copy of
+the course (results.json's ``extra_data.grader`` says which ``autograder`` package graded). A
+notebook of another assignment (:mod:`.identify`) is refused before anything of it runs.
+
 Exit status: 0 graded (or nothing gradable was submitted: the student is told why), 1 grading
 itself failed (the kernel did not start, a bug), 3 the kernel cannot be run safely here, so
 nothing was run (results.json says so, with a score of 0).
@@ -15,6 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import autograder
+
 from .. import nb
 from ..course import ROOT
 from ..grade.assignment import assignment_info
@@ -22,7 +28,7 @@ from ..grade.results import ERROR, Job, SubmissionResult
 from ..grade.settings import Settings
 from ..grade.submission import load_submission
 from ..grade.worker import grade
-from . import isolation, results
+from . import identify, isolation, results
 
 CONFIG = "gradescope.json"
 EXIT_OK, EXIT_FAILED, EXIT_UNSAFE = 0, 1, 3
@@ -64,14 +70,16 @@ def find_submission(folder: Path, assignment: str) -> tuple[Path | None, str | N
 
 
 def _summary(result: SubmissionResult, info, how: str) -> str:
+    """The text above the tests; ``how`` is empty when nothing of the notebook ran."""
     lines = [f"{info.name}: {result.score:g} / {result.max_score:g} points."]
-    lines.append(f"Graded against release {nb.stamp_label(info.stamp)}; your notebook is from "
-                 f"release {result.release or 'unknown'}.")  # fmt: skip
+    if how:
+        lines.append(f"Graded against release {nb.stamp_label(info.stamp)}; your notebook is "
+                     f"from release {result.release or 'unknown'}.")  # fmt: skip
     if result.stale:
         lines.append("Your notebook comes from another release of this exercise: download the "
                      "current one and copy your answers into it.")  # fmt: skip
     if result.reason:
-        lines.append(f"Not fully graded: {result.reason}")
+        lines.append(f"{'Not fully graded' if how else 'Not graded'}: {result.reason}")
     lines += [f"Note: {n}" for n in result.notes]
     if how:
         lines.append(f"Isolation: {how}.")
@@ -94,15 +102,31 @@ def document(result: SubmissionResult, info, cfg: dict, how: str, seconds: float
         "stale": result.stale,
         "status": result.status,
         "isolation": how,
+        "grader": autograder.__file__,
     }
     out = _summary(result, info, how)
     return results.document(result.score, out, tests, extra, seconds)
 
 
-def not_graded(info, why: str) -> SubmissionResult:
-    """Zeros on every test, each saying why."""
+def not_graded(info, why: str, message: str | None = None) -> SubmissionResult:
+    """Zeros on every test, each saying why (or ``message``)."""
     job = Job(0, "gradescope", info.name, None)
-    return SubmissionResult.not_graded(job, info.test_rows(), "bad", why, f"not graded: {why}")
+    message = message or f"not graded: {why}"
+    return SubmissionResult.not_graded(job, info.test_rows(), "bad", why, message)
+
+
+def admit(root: Path, info, cfg: dict) -> tuple[Path | None, SubmissionResult | None]:
+    """(the notebook to grade, None), or (None, zeros saying why) for a submission that cannot be
+    graded as it stands, nothing of it run: no notebook or several, a broken file, another
+    assignment's notebook."""
+    path, why = find_submission(root / "submission", info.name)
+    if path is None:
+        return None, not_graded(info, why)
+    notebook, _, why = load_submission(path)
+    if notebook is None:
+        return None, not_graded(info, why)
+    other = identify.wrong_assignment(notebook, cfg.get("assignments", {}), info.name)
+    return (None, not_graded(info, *other)) if other else (path, None)
 
 
 def grade_safely(path: Path, info, iso: isolation.Isolation) -> SubmissionResult:
@@ -140,12 +164,8 @@ def run() -> int:
     out = root / "results" / "results.json"
     status, how = EXIT_OK, ""
     isolation.lock_down(root)
-    path, why = find_submission(root / "submission", info.name)
+    path, result = admit(root, info, cfg)
     if path is not None:
-        why = load_submission(path)[2]  # a broken file is reported without running anything
-    if why is not None:
-        result = not_graded(info, why)
-    else:
         iso = isolation.choose(root)
         problem = _misplaced(root)
         if problem or not iso.ok:
@@ -162,3 +182,7 @@ def run() -> int:
     if result.trace:
         print(result.trace)
     return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(run())

@@ -22,12 +22,13 @@ from .cells import (
 )
 from .io import dumps, read, strip_outputs, write
 from .runner import NbgraderError, run_nbgrader, temporary_course_config
-from .stamp import release_stamp, source_sha256, stamp_label
+from .stamp import given_parts, release_stamp, source_sha256, stamp_label
 
 __all__ = [
     "NBGRADER_KEYS",
     "NbgraderError",
     "dumps",
+    "given_parts",
     "grade_id",
     "is_inline",
     "is_solution",

@@ -10,10 +10,11 @@ python -m autograder.release --student-repo DIR   # book + exercises, nothing se
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
-from ..course import EXERCISES, ROOT, assignments
-from . import history
+from ..course import EXERCISES, GRADING, ROOT, assignments
+from . import history, points
 from .generate import generate
 from .pages import write_pages
 from .solutions import release_solutions
@@ -30,9 +31,17 @@ def main(argv=None) -> int:
         "--solutions", action="store_true", help="release solutions (after the deadline)"
     )
     p.add_argument("--student-repo", type=Path, help="write the student-facing copy here")
+    p.add_argument(
+        "--grading-dir",
+        type=Path,
+        default=GRADING,
+        help="--solutions: into <this>/released_solutions",
+    )
     args = p.parse_args(argv)
     if args.solutions:
-        print("solutions released into", release_solutions(args.assignments or None))
+        os.environ["COURSE_GRADING_DIR"] = str(args.grading_dir.resolve())  # nbgrader's too
+        out = release_solutions(args.assignments or None, args.grading_dir.resolve())
+        print("solutions released into", out)
         return 0
     if args.student_repo:
         print("student-facing copy written to", student_repo(args.student_repo.resolve()))
@@ -42,6 +51,8 @@ def main(argv=None) -> int:
     if args.out.resolve() == EXERCISES.resolve():  # a real release, not a test's scratch copy
         for label in history.record(args.assignments or assignments()):
             print("new release recorded in", history.HISTORY.relative_to(ROOT), "-", label)
+        if points.update():
+            print("points table updated in", points.PAGE.relative_to(ROOT))
         for path in write_pages():
             print("page notebook", path.relative_to(ROOT))
     return 0

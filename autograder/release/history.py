@@ -1,10 +1,16 @@
-"""The release history: every stamp an assignment has been released with, and what changed.
+"""The release history: every stamp an assignment has been released with, and what it gave.
 
 ``make release`` adds an entry to ``history.json`` (committed next to this module) whenever an
-assignment's stamp is new: the stamp's label, the date, the test cells it grades and a one-line
-summary of what changed from the entry before it (test cells added or removed). The grader looks a
-stale submission's stamp up here to say which release it was made from and what has changed since,
-instead of silently scoring it against checks it was never given.
+assignment's stamp is new: the stamp's label, the date, the graded functions and test cells, what
+the release gave the student part by part (``given``: :func:`autograder.nb.given_parts`) and a
+one-line summary of what changed from the entry before it.
+
+The grader looks a submission's stamp up here (:func:`staleness`). A submission from an older
+release is *stale* only when what the student was given has changed since (an answer cell's
+signature or docstring, the visible tests, a given cell); then its feedback says what changed.
+An edit of prose, comments, a test's docstring or label or the hidden tests makes a new release
+but no stale submissions. Stamps were always hashes of the source notebook and still are, so the
+notebooks students already hold are found here as before.
 """
 
 from __future__ import annotations
@@ -17,6 +23,12 @@ from .. import nb
 from ..course import source_notebook
 
 HISTORY = Path(__file__).with_name("history.json")
+PARTS = {  # kind -> (changed, added, removed), each said of a list of names
+    "answer": ("the signature or docstring of {}", "new functions: {}", "functions removed: {}"),
+    "test": ("the visible tests of {}", "new test cells: {}", "test cells removed: {}"),
+    "given": ("the given cells {}", "new given cells: {}", "given cells removed: {}"),
+}
+UNCHANGED = "nothing a student is given (prose, comments, test docstrings or labels, hidden tests)"
 
 
 def load(path: Path | None = None) -> dict:
@@ -27,8 +39,28 @@ def load(path: Path | None = None) -> dict:
         return {}
 
 
+def what_changed(old: dict, new: dict) -> list[str]:
+    """What a student was given differently, between two ``given`` records, in words (one
+    phrase per kind of part and kind of change, in notebook order)."""
+    groups: dict = {}
+    for key in [*new, *(k for k in old if k not in new)]:
+        kind, _, name = key.partition(":")
+        change = (
+            1 if key not in old else 2 if key not in new else 0 if old[key] != new[key] else None
+        )
+        if change is not None:
+            groups.setdefault((kind, change), []).append(name)
+    return [
+        PARTS.get(kind, ("{} changed", "{} added", "{} removed"))[change].format(", ".join(names))
+        for (kind, change), names in groups.items()
+    ]
+
+
 def _changes(old: dict, new: dict) -> str:
-    """What changed between two entries' graded functions and test cells, in one line."""
+    """What changed between two entries, in one line."""
+    if "given" in old and "given" in new:
+        parts = what_changed(old["given"], new["given"])
+        return "; ".join(parts) or UNCHANGED
     parts = []
     for key, what in (("functions", "functions"), ("tests", "test cells")):
         before, after = old.get(key, []), new.get(key, [])
@@ -49,6 +81,7 @@ def entry(assignment: str, date: str | None = None, previous: dict | None = None
         "date": date or _dt.date.today().isoformat(),
         "functions": [nb.grade_id(c) for c in nb.solution_cells(notebook)],
         "tests": list(nb.test_cells(notebook)),
+        "given": nb.given_parts(notebook),
     }
     new["summary"] = "first recorded release" if previous is None else _changes(previous, new)
     return new
@@ -72,17 +105,30 @@ def record(assignments: list[str], path: Path | None = None, date: str | None = 
     return added
 
 
-def describe(assignment: str, label: str, current: dict, path: Path | None = None) -> str:
-    """One note for a submission made from release ``label`` of an assignment; ``current`` holds
-    the current notebook's "functions" and "tests" (grade_ids)."""
-    for e in load(path).get(assignment, []):
-        if e["stamp"] == label:
-            return (
-                f"made from release {label} of {assignment} ({e['date']}), not the current one; "
-                f"what changed since: {_changes(e, current)}. It is graded against the "
-                "current checks: download the current notebook and move your answers over."
-            )
-    return (
-        f"made from a release of {assignment} that this course never recorded ({label}); it is "
-        "graded against the current checks"
+def find(assignment: str, label: str, path: Path | None = None) -> dict | None:
+    """The recorded entry of release ``label`` of an assignment, or None."""
+    return next((e for e in load(path).get(assignment, []) if e["stamp"] == label), None)
+
+
+def staleness(assignment: str, stamp, current: dict, path: Path | None = None):
+    """(stale, note) for a submission whose notebook carries ``stamp``. ``current``: the current
+    release's "stamp" (dict), "given" (:func:`autograder.nb.given_parts` of the source),
+    "functions" and "tests" (grade_ids). The note is None for a submission that is not stale."""
+    if stamp == current["stamp"]:
+        return False, None
+    label = nb.stamp_label(stamp)
+    old = find(assignment, label, path)
+    if old is None:
+        return True, (
+            f"made from a release of {assignment} that this course never recorded ({label}); "
+            "it is graded against the current checks"
+        )
+    # Compare what was recorded for both releases when the current one is recorded too.
+    now = find(assignment, nb.stamp_label(current["stamp"]), path) or current
+    if "given" in old and "given" in now and not what_changed(old["given"], now["given"]):
+        return False, None
+    return True, (
+        f"made from release {label} of {assignment} ({old['date']}), not the current one; "
+        f"what you were given has changed since: {_changes(old, now)}. It is graded against "
+        "the current checks: download the current notebook and move your answers over."
     )

@@ -41,6 +41,7 @@ DISTRIBUTIONS = {
     "matplotlib": "matplotlib",
     "english_words": "english-words",
     "IPython": "ipython",
+    "fbgemm_gpu": "fbgemm-gpu-cpu",
 }
 SETUP_HEAD = """\
 # @title Setup: run this cell first

@@ -20,15 +20,16 @@ def _runnable(notebook: dict, assignment: str) -> dict:
     return notebook
 
 
-def release_solutions(only: list[str] | None = None) -> Path:
-    out = GRADING / "released_solutions"
+def release_solutions(only: list[str] | None = None, grading: Path = GRADING) -> Path:
+    out = grading / "released_solutions"
     with tempfile.TemporaryDirectory(prefix="solutions-") as tmp:
         db = Path(tmp) / "gradebook.db"  # generate_solution needs the assignment in a gradebook
         for a in only or assignments():
             generate_into(Path(tmp) / "release", a, db)
             nb.run_nbgrader(
-                ["generate_solution", a, "--force", "--log-level=WARN", f"--db=sqlite:///{db}"]
-            )
+                ["generate_solution", a, "--force", "--log-level=WARN", f"--db=sqlite:///{db}",
+                 f"--CourseDirectory.solution_directory={out}"]
+            )  # fmt: skip
             for path in sorted((out / a).glob("*.ipynb")):
                 nb.write(_runnable(nb.read(path), a), path)
     return out

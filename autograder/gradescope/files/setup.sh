@@ -8,14 +8,15 @@
 #    else deadsnakes' (Ubuntu), else uv's standalone build, installed world-readable under
 #    /opt/course-python (the kernel's unprivileged user must be able to run it);
 #    GRADESCOPE_PYTHON=/path/to/python chooses one yourself;
-# 3. $GRADESCOPE_ROOT/venv from requirements-grading.txt (skipped when it exists);
+# 3. $GRADESCOPE_ROOT/venv from requirements-grading.txt alone (skipped when it exists;
+#    GRADESCOPE_VENV=/path puts it elsewhere: make gradescope-test keeps one per requirements);
 # 4. the kernel's user (GRADESCOPE_KERNEL_USER, default "student"; a bare uid needs no account);
-# 5. source/ and results/ made root's alone, and a check that the grader imports.
+# 5. source/ and results/ made root's alone, and a check that the grader imports from source/.
 set -euo pipefail
 
 GS="${GRADESCOPE_ROOT:-/autograder}"
 SRC="$GS/source"
-VENV="$GS/venv"
+VENV="${GRADESCOPE_VENV:-$GS/venv}"
 MIN_PYTHON="@MIN_PYTHON@"
 KERNEL_USER="${GRADESCOPE_KERNEL_USER:-student}"
 export DEBIAN_FRONTEND=noninteractive
@@ -77,7 +78,7 @@ make_venv() {
     fi
     "$VENV/bin/python" -m pip install -q --upgrade pip
     "$VENV/bin/python" -m pip install -q --no-cache-dir -r "$SRC/requirements-grading.txt"
-    chown -R root:root "$VENV"
+    if [ "$(id -u)" -eq 0 ]; then chown -R root:root "$VENV"; fi
     chmod -R go-w "$VENV" # the kernel's user may run it, never change what the grader imports
 }
 
@@ -100,5 +101,12 @@ install_tools
 make_venv
 make_user
 lock_down
-(cd "$SRC" && "$VENV/bin/python" -c "import autograder.gradescope.runner, numpy, ipykernel, jinja2")
+# The grader must import from source/ with the venv's packages alone (nothing else on the path).
+(cd "$SRC" && env -u PYTHONPATH "$VENV/bin/python" -c '
+import os, sys, autograder, autograder.gradescope.runner, numpy, ipykernel, jinja2
+where = os.path.realpath(autograder.__file__)
+if not where.startswith(os.path.realpath(sys.argv[1]) + "/"):
+    sys.exit("the grader was imported from " + where + ", not from " + sys.argv[1])
+print("[setup] the grader imports from", where)
+' "$SRC")
 say "ready: $("$VENV/bin/python" --version), grading $(cd "$SRC" && "$VENV/bin/python" -c 'import json; print(json.load(open("gradescope.json"))["assignment"])')"
