@@ -22,7 +22,8 @@ def bag_operands(V: int, B: int, L: int, d: int, device):
     E = torch.randn(V, d, generator=g)
     ids = torch.randint(0, V, (int(sizes.sum()),), generator=g)
     Q = torch.randn(B, d, generator=g)
-    offsets, bag_of = torch.cumsum(sizes, 0) - sizes, torch.repeat_interleave(torch.arange(B), sizes)
+    offsets = torch.cumsum(sizes, 0) - sizes
+    bag_of = torch.repeat_interleave(torch.arange(B), sizes)
     column = sizes.to(E.dtype)[:, None]
     return [t.to(device) for t in (E, ids, offsets, bag_of, column, Q)]
 
@@ -83,11 +84,12 @@ def ch04_methods(B: int, L: int, d: int) -> list:
 
         return build
 
+    dense, sparse = (lambda V, s=s: backward_cost(V, N, B, d, s) for s in (False, True))
     return [
         Method("F.embedding_bag", lambda V: bag_cost(V, N, B, d), fused),
         Method("F.embedding + index_add_", lambda V: unfused_cost(V, N, B, d), unfused),
-        Method("fwd + bwd, dense grad", lambda V: backward_cost(V, N, B, d, False), training(False)),
-        Method("fwd + bwd, sparse=True", lambda V: backward_cost(V, N, B, d, True), training(True)),
+        Method("fwd + bwd, dense grad", dense, training(False)),
+        Method("fwd + bwd, sparse=True", sparse, training(True)),
     ]
 
 
