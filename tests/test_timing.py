@@ -58,7 +58,7 @@ def test_scatter_add_counts_the_zero_table_and_the_rows():
 def test_chapter_methods_declare_their_costs_from_the_shapes():
     from coursekit.bench_ch01 import ch01_methods
     from coursekit.bench_ch02 import ch02_methods
-    from coursekit.bench_ch04 import ch04_methods
+    from coursekit.bench_ch04 import bag_sizes, ch04_methods
     from coursekit.bench_ch05 import ch05_methods
 
     gather, build, product = ch01_methods(n_tokens=10, d=3)
@@ -68,10 +68,14 @@ def test_chapter_methods_declare_their_costs_from_the_shapes():
     backward, one_hot, _ = ch02_methods(n_tokens=10, d=3)
     assert one_hot.cost(100).shape == (100, 10, 3)  # S^T G: (V x N) @ (N x d)
     assert backward.cost(100).calls == 1
-    bag, counts, matmul = ch04_methods(B=4, L=5, d=3)
-    assert bag.cost(100).moved == 4 * 20 * 3 + 8 * 20 + 4 * 4 * 3 + 8 * 4
-    assert counts.cost(100).moved == 12 * 4 * 100 + 12 * 20
-    assert matmul.cost(100).flops == 2 * 4 * 100 * 3
+    bag, unfused, dense, sparse = ch04_methods(B=4, L=5, d=3)
+    assert bag_sizes(4, 5) == [1, 8, 6, 4]  # 1 to 2L - 1, the same on every machine
+    N = 19
+    assert bag.cost(100).moved == 4 * N * 3 + 8 * N + 4 * 4 * 3 + 8 * 4
+    assert unfused.cost(100).calls == 4 and unfused.cost(100).fresh == 4 * N * 3 + 8 * 4 * 3
+    assert dense.cost(1_000).moved - dense.cost(100).moved == 4 * 900 * 3  # the zero table
+    assert sparse.cost(1_000).moved == sparse.cost(100).moved  # N rows, whatever V is
+    assert dense.cost(100).moved - sparse.cost(100).moved == 4 * 100 * 3 + 4 * N * 3
     logits = ch05_methods(n_tokens=10, d=3)[1]
     assert logits.cost(100).shape == (10, 3, 100)  # H @ E.T: (N x d) @ (d x V)
 
