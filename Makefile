@@ -34,7 +34,7 @@ help:
 	@echo "make book        build the website into _build/html"
 	@echo "make test        run every test (sets up .venv first)"
 	@echo "make lab         JupyterLab on your own copy of the exercises (workspace/)"
-	@echo "make release     regenerate exercises/ from solutions/"
+	@echo "make release     regenerate exercises/ from solutions/ and book/*.ipynb from the pages"
 	@echo "make collect     an LMS's submissions zip into grading/submitted/ (LMS=canvas|moodle ZIP=FILE ROSTER=FILE ASSIGNMENT=A)"
 	@echo "make grade       grade grading/submitted/ (ASSIGNMENT=..., JOBS=N, SCHEDULER=..., NO_SANDBOX=1)"
 	@echo "make worker      a Dask grading worker for make grade SCHEDULER=... (WORKERS=N, NO_SANDBOX=1)"

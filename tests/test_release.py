@@ -205,3 +205,18 @@ def test_student_repo_holds_the_book_and_exercises_and_nothing_secret(tmp_path):
     for forbidden in ("solutions", "autograder", "tests", "nbgrader_config.py", "grading"):
         assert not (dest / forbidden).exists(), forbidden
     assert not find_leaks(dest.rglob("*"))
+
+
+def test_teaching_points_table_is_what_the_released_notebooks_give():
+    """TEACHING.md's points table (what an instructor enters in Gradescope and the LMS) is the sum
+    of each released notebook's test-cell points; `make release` rewrites it."""
+    from autograder.release import points
+
+    page = points.PAGE.read_text(encoding="utf-8")
+    assert points.rewrite(page, points.table()) == page, "TEACHING.md's table drifted: make release"
+    for a in assignments():
+        total = sum(notebooks.points(notebooks.read(release_notebook(a))).values())
+        assert total > 0
+        assert re.search(rf"^\| `{a}` \| [^|]+ \| {total:g} \| \d+ \|$", page, re.M), a
+    with pytest.raises(ValueError, match="marker"):
+        points.rewrite("no markers here", points.table())
