@@ -271,6 +271,17 @@ def _equation_numbers(markdown: list[str]) -> dict[str, int]:
 
 
 @functools.cache
+def _other_pages_equations() -> dict[str, int]:
+    """Label -> number of every labelled equation of the book, numbered within its own page (as
+    the website numbers them): a page's {eq} of another page's equation, which the text names
+    ("chapter 1's (5)")."""
+    found = {}
+    for page in sorted(BOOK.glob("*.md")):
+        found.update(_equation_numbers([page.read_text(encoding="utf-8")]))
+    return found
+
+
+@functools.cache
 def _headings() -> dict[str, str]:
     """Label -> the heading it names, over every page of the book (for a bare {ref})."""
     found = {}
@@ -320,6 +331,8 @@ def _role(m: re.Match, numbers: dict[str, int], page: str) -> str:
         return explicit["text"] if explicit else _headings().get(body, body)
     if role == "eq" and body in numbers:
         return f"({numbers[body]})"
+    if role == "eq" and body in _other_pages_equations():
+        return f"({_other_pages_equations()[body]})"
     if role == "doc":
         target = (BOOK / (explicit["target"] if explicit else body)).resolve()
         suffix = ".ipynb" if target.with_suffix(".ipynb").exists() else ".md"
