@@ -108,7 +108,8 @@ def _levels_2b(case, got, want):
 
 
 def _constant_row(case, got, want):
-    const = constant_rows(case)
+    # the degenerate constant rows: codes 0 (at 4 and 2 bits, the rows float16 holds exactly)
+    const = constant_rows(case) & ~np.asarray(want[0]).astype(bool).any(axis=1)
     if not const.any():
         return False
     rest = ~const
