@@ -173,8 +173,10 @@ def test_route_sends_each_owner_its_rows_in_batch_order(case):
     shards = _shards(E, sizes)
     for ids in batches:
         send, counts = REF.route(np.array(sizes), ids)
-        assert counts.tolist() == [int(((ids >= a) & (ids < a + n)).sum())
-                                   for a, n in zip(np.cumsum(sizes) - sizes, sizes, strict=True)]
+        assert counts.tolist() == [
+            int(((ids >= a) & (ids < a + n)).sum())
+            for a, n in zip(np.cumsum(sizes) - sizes, sizes, strict=True)
+        ]
         blocks = np.split(send, np.cumsum(counts)[:-1])
         rows = np.concatenate([s[b] for s, b in zip(shards, blocks, strict=True)])
         owner = np.repeat(np.arange(len(sizes)), counts)

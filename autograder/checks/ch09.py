@@ -232,8 +232,16 @@ def quantize_constant_rows():
             4,
             shown=True,
         ),
-        q("constant rows float16 cannot hold, among others, 4 bits", _inexact_constant_rows(4, 923), 4),
-        q("constant rows float16 cannot hold, among others, 2 bits", _inexact_constant_rows(2, 924), 2),
+        q(
+            "constant rows float16 cannot hold, among others, 4 bits",
+            _inexact_constant_rows(4, 923),
+            4,
+        ),
+        q(
+            "constant rows float16 cannot hold, among others, 2 bits",
+            _inexact_constant_rows(2, 924),
+            2,
+        ),
         q("a table of zeros, 4 bits", np.zeros((3, 8), np.float32), 4),
         q(
             "a table with d = 1 (every row constant), 8 bits",
@@ -377,7 +385,11 @@ def _uneven_shards():
 def rt(label, sizes, ids, shown=False) -> Case:
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
     meta = {"arg_names": R_NAMES, "starts": starts, "owner": _owner(starts, ids)}
-    return Case(label, (np.asarray(sizes, np.int64), ids), meta={**meta, **({"shown": True} if shown else {})})
+    return Case(
+        label,
+        (np.asarray(sizes, np.int64), ids),
+        meta={**meta, **({"shown": True} if shown else {})},
+    )
 
 
 @check("test_route", ROUTE, route_judge)
@@ -390,7 +402,11 @@ def route_values():
         rt("4 shards, 60 ids (V = 103)", four, _batches(103, [60], 990)[0]),
         rt("4 shards, Zipf ids (most on shard 0)", four, _batches(103, [80], 991, zipf=True)[0]),
         rt("3 shards, every id on the first", [10, 10, 10], np.array([3, 9, 0, 3, 7])),
-        rt("shards of 0, 5, 1 and 10 rows, int32 ids", [0, 5, 1, 10], _batches(16, [12], 992, dtype=np.int32)[0]),
+        rt(
+            "shards of 0, 5, 1 and 10 rows, int32 ids",
+            [0, 5, 1, 10],
+            _batches(16, [12], 992, dtype=np.int32)[0],
+        ),
         rt("an empty batch", [3, 3], np.array([], np.int64)),
         rt("a single shard", [8], np.array([7, 0, 7, 3])),
     ]
