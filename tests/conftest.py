@@ -54,11 +54,14 @@ def built_site() -> Path:
 
 def pytest_collection_modifyitems(items):
     """`pytest -m ch03` runs one chapter's tests: a test belongs to chapter NN when its file is
-    test_chNN_*.py or one of its parameters names assignment NN_... (fairness, release, grading)."""
+    test_chNN_*.py or one of its parameters names assignment NN_... (fairness, release, grading).
+    A test of the built website (one that needs `built_site`) is not a chapter's: the whole site
+    is built for it (minutes), which `make test` does once."""
     import re
 
     for item in items:
         chapters = set(re.findall(r"test_ch(\d\d)_", item.nodeid.split("::")[0]))
-        chapters |= set(re.findall(r"(?<![0-9])(0[1-9])_[a-z]", item.nodeid.partition("[")[2]))
+        if "built_site" not in getattr(item, "fixturenames", ()):
+            chapters |= set(re.findall(r"(?<![0-9])(0[1-9])_[a-z]", item.nodeid.partition("[")[2]))
         for nn in chapters:
             item.add_marker(getattr(pytest.mark, f"ch{nn}"))

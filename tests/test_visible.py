@@ -247,3 +247,40 @@ def test_expect_returns_nothing_and_keeps_what_the_call_produced():
     np.testing.assert_array_equal(ns["expect"].last, E[[2, 0]])
     with pytest.raises(AssertionError, match="row before the right one"):
         ns["expect"](fn, (E, np.array([1, 0])), E[[2, 1]])  # outside a block: raises at once
+
+
+ALIASED = {
+    "an alias of another function": "import numpy as np\n\n\ndef my_forward(E, ids):\n    return E[ids]\n\n"
+    "embedding_forward = my_forward\n",
+    "a lambda": "import numpy as np\n\nembedding_forward = lambda E, ids: E[ids]\n",
+    "a decorator without functools.wraps": "import numpy as np\n\n\ndef logged(f):\n    def wrapper(*args):\n"
+    "        return f(*args)\n    return wrapper\n\n\n@logged\ndef embedding_forward(E, ids):\n"
+    "    return E[ids]\n",
+}
+
+
+@pytest.mark.parametrize("how", list(ALIASED))
+def test_expect_finds_an_answer_defined_under_another_name(how):
+    """expect looks a judge up by the function's __name__; an answer whose __name__ is not the
+    exercise's (an alias, a lambda, a wrapper) is found by the name the calling cell binds to
+    it, and judged as usual: as a test cell of the released notebook calls it, and in a run of
+    the whole released notebook."""
+    ns = _helpers("01")
+    exec(ALIASED[how], ns)  # noqa: S102 - the answer cell
+    E = np.arange(6.0).reshape(3, 2)
+    ns["E"], ns["want"], ns["wrong"] = E, E[[2, 0]], E[[0, 2]]
+    exec("expect(embedding_forward, (E, np.array([2, 0])), want)", {**ns, "np": np})  # noqa: S102
+    with pytest.raises(AssertionError, match="row"):  # a wrong value is still judged
+        exec("expect(embedding_forward, (E, np.array([2, 0])), wrong)", {**ns, "np": np})  # noqa: S102
+    results = _run(_released_with("01_one_hot_lookup", {"embedding_forward": ALIASED[how]}), None)
+    assert results["test_forward_values"] is None, results
+
+
+def test_expect_says_what_to_do_when_no_name_refers_to_the_function():
+    ns = _helpers("01")
+    exec("def my_forward(E, ids):\n    return E[ids]\n", ns)  # noqa: S102 - never bound to the name
+    with pytest.raises(AssertionError) as err:
+        exec("expect(my_forward, (np.eye(2), np.array([0])), np.eye(2)[[0]])", {**ns, "np": np})  # noqa: S102
+    text = str(err.value)
+    assert "named 'my_forward'" in text and "embedding_forward = your_function" in text, text
+    assert "KeyError" not in text and "judge" not in text, text

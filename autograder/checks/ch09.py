@@ -21,12 +21,14 @@ from .public.ch09 import (
     LOOKUP,
     OFFSET_NOT_ROUNDED,
     QUANT,
+    ROUTE,
     backward_judge,
     bits_judge,
     dequant_judge,
     lookup_judge,
     near,
     quant_judge,
+    route_judge,
     same_codes,
 )
 
@@ -34,6 +36,7 @@ A = "09_tables_at_scale"
 check = checks_for(A)
 Q_NAMES, D_NAMES = ["E", "bits"], ["codes", "scale", "offset"]
 L_NAMES, B_NAMES = ["shards", "batches"], ["shard_rows", "batches", "grads"]
+R_NAMES = ["shard_rows", "ids"]
 MARGIN = 1e-3  # how far from a half-way point every quantized value must be
 
 
@@ -203,9 +206,19 @@ def _with_constant_rows(bits, seed):
     return E
 
 
+INEXACT_CONSTANTS = (3.0015, 3.0001, 1000.4, 0.1, -7.3)  # float16 holds none of them
+
+
+def _inexact_constant_rows(bits, seed):
+    """Constant rows of values float16 cannot hold (rounded up and down), among normal rows."""
+    E = robust_table(8, 6, bits, seed, _normal)
+    E[[1, 3, 4, 6, 7]] = np.array(INEXACT_CONSTANTS, np.float32)[:, None]
+    return E
+
+
 @check("test_quantize_constant_rows", QUANT, hidden_quant_judge)
 def quantize_constant_rows():
-    """quantize_rows: a constant row gets codes 0 (scale 0 for 8 bits, 1 for 4 and 2), never NaN"""
+    """quantize_rows: constant rows: scale 0 at 8 bits, scale 1 at 4 and 2 where float16 holds the value, never NaN"""
     E_worked = np.array([[0.0] * 4, [3.0] * 4, [0.0, 1.0, 2.0, 3.0]], np.float32)
     return [
         q("two constant rows (4 bits: their scale is 1)", E_worked, 4, shown=True),
@@ -213,6 +226,22 @@ def quantize_constant_rows():
         q("zero rows and constant rows among others, 8 bits", _with_constant_rows(8, 920), 8),
         q("zero rows and constant rows among others, 4 bits", _with_constant_rows(4, 921), 4),
         q("zero rows and constant rows among others, 2 bits", _with_constant_rows(2, 922), 2),
+        q(
+            "a constant row that float16 cannot hold (4 bits)",
+            np.full((1, 4), 3.0015, np.float32),
+            4,
+            shown=True,
+        ),
+        q(
+            "constant rows float16 cannot hold, among others, 4 bits",
+            _inexact_constant_rows(4, 923),
+            4,
+        ),
+        q(
+            "constant rows float16 cannot hold, among others, 2 bits",
+            _inexact_constant_rows(2, 924),
+            2,
+        ),
         q("a table of zeros, 4 bits", np.zeros((3, 8), np.float32), 4),
         q(
             "a table with d = 1 (every row constant), 8 bits",
@@ -348,6 +377,39 @@ def _worked_shards():
 def _uneven_shards():
     E = np.arange(12, dtype=np.float32).reshape(6, 2)
     return [E[0:1], E[1:1], E[1:6]]
+
+
+# --------------------------------------------------------------------------------------------
+# Checks: route
+# --------------------------------------------------------------------------------------------
+def rt(label, sizes, ids, shown=False) -> Case:
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    meta = {"arg_names": R_NAMES, "starts": starts, "owner": _owner(starts, ids)}
+    return Case(
+        label,
+        (np.asarray(sizes, np.int64), ids),
+        meta={**meta, **({"shown": True} if shown else {})},
+    )
+
+
+@check("test_route", ROUTE, route_judge)
+def route_values():
+    """route: each id's local row on its owner, grouped by owner in batch order, and one count per shard"""
+    four = [26, 26, 26, 25]
+    return [
+        rt("two shards of 3 and 2 rows", [3, 2], np.array([4, 1, 3, 0]), shown=True),
+        rt("shards of 1, 0, 5 and 3 rows", [1, 0, 5, 3], np.array([5, 0, 3]), shown=True),
+        rt("4 shards, 60 ids (V = 103)", four, _batches(103, [60], 990)[0]),
+        rt("4 shards, Zipf ids (most on shard 0)", four, _batches(103, [80], 991, zipf=True)[0]),
+        rt("3 shards, every id on the first", [10, 10, 10], np.array([3, 9, 0, 3, 7])),
+        rt(
+            "shards of 0, 5, 1 and 10 rows, int32 ids",
+            [0, 5, 1, 10],
+            _batches(16, [12], 992, dtype=np.int32)[0],
+        ),
+        rt("an empty batch", [3, 3], np.array([], np.int64)),
+        rt("a single shard", [8], np.array([7, 0, 7, 3])),
+    ]
 
 
 # --------------------------------------------------------------------------------------------

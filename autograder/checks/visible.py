@@ -135,14 +135,46 @@ class Expect:
     def all(self) -> _Block:
         return _Block(self)
 
+    def judged_name(self, fn, check, caller) -> str:
+        """The name of the chapter's function that ``fn`` is: its own ``__name__``, or else the
+        one name with a judge that the calling cell binds to this very object (an answer defined
+        as ``quantize_rows = my_quantize``, a lambda, a decorator without functools.wraps)."""
+        suffix = "" if check is None else f":{check}"
+        own = getattr(fn, "__name__", None)
+        if f"{own}{suffix}" in self.judges:
+            return own
+        scopes = [] if caller is None else [caller.f_locals, caller.f_globals]
+        bound = sorted(
+            {
+                k
+                for scope in scopes
+                for k, v in list(scope.items())
+                if v is fn and f"{k}{suffix}" in self.judges
+            }
+        )
+        if len(bound) == 1:
+            return bound[0]
+        judged = sorted({k.split(":")[0] for k in self.judges})
+        example = judged[0] if judged else "the_function"
+        if bound:
+            reason = f"it is bound to several of them ({', '.join(bound)})"
+        else:
+            what = f"is named {own!r}" if own else f"is a {type(fn).__name__} without a name"
+            reason = f"it {what}, and none of those names refers to it"
+        raise AssertionError(
+            f"This test could not tell which of the exercise's functions ({', '.join(judged)}) "
+            f"it was given: {reason}. Define your answer under the name its answer cell gives "
+            f"(def {example}(...): ..., or {example} = your_function at the end of the cell), "
+            "run that cell again, then this one."
+        )
+
     def __call__(
         self, fn, args, want, *, kwargs=None, output="return", check=None, label=None, **meta
     ):
         if not callable(fn):
             raise AssertionError(f"{fn!r} is not a function (got {type(fn).__name__}).")
-        name = fn.__name__ if check is None else f"{fn.__name__}:{check}"
-        if name not in self.judges:
-            raise KeyError(f"no judge for {name!r}; this chapter judges {sorted(self.judges)}")
+        fname = self.judged_name(fn, check, inspect.currentframe().f_back)
+        name = fname if check is None else f"{fname}:{check}"
         names = _arg_names(fn)
         case = Case(
             label or "the example above",
@@ -157,7 +189,7 @@ class Expect:
             self.last = got.values[0] if len(got.values) == 1 else tuple(got.values)
         if got.error_type == "NotImplementedError":  # the untouched stub: say so, as it does
             raise NotImplementedError(
-                f"{fn.__name__} still raises NotImplementedError: replace the stub with your code."
+                f"{fname} still raises NotImplementedError: replace the stub with your code."
             )
         message = self.judges[name](case, got, want_outcome(want, output))
         if self.pending is not None:

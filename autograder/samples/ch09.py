@@ -45,7 +45,7 @@ _RIGHT = dict(
     origin="offset.astype(np.float32)",
     guard="scale[scale == 0] = 1",
     measure="offset.astype(np.float32)",
-    safe="np.where(divisor > 0, divisor, 1)[:, None]",
+    safe="np.where(divisor != 0, divisor, 1)[:, None]",
     rounding="np.clip(np.rint(t), 0, k)",
     codes="codes.astype(np.uint8)",
     scale_out="scale",
@@ -55,6 +55,27 @@ _RIGHT = dict(
 
 def quant(**changes) -> str:
     return _QUANT.format(**{**_RIGHT, **changes})
+
+
+_ROUTE = """
+def route(shard_rows, ids):
+    sizes = np.asarray(shard_rows, dtype=np.int64)
+    ends = np.cumsum(sizes)
+    ids = np.asarray(ids).astype(np.int64)
+    owner = np.searchsorted(ends, ids, side="right")
+    order = {order}
+    send = {send}
+    return send, {counts}
+"""
+_ROUTE_RIGHT = dict(
+    order='np.argsort(owner, kind="stable")',
+    send="ids[order] - (ends - sizes)[owner[order]]",
+    counts="np.bincount(owner, minlength=len(sizes))",
+)
+
+
+def route_src(**changes) -> str:
+    return _ROUTE.format(**{**_ROUTE_RIGHT, **changes})
 
 
 ALTERNATIVES = {
@@ -92,6 +113,18 @@ def dequantize_rows(codes, scale, offset):
     for i in range(codes.shape[0]):
         out[i] = codes[i].astype(np.float32) * np.float32(scale[i]) + np.float32(offset[i])
     return out
+""",
+        "route": """
+def route(shard_rows, ids):
+    starts = [0]
+    for n in shard_rows:
+        starts.append(starts[-1] + int(n))
+    groups = [[] for _ in shard_rows]
+    for x in ids:
+        s = next(r for r in range(len(shard_rows)) if starts[r] <= x < starts[r + 1])
+        groups[s].append(int(x) - starts[s])
+    send = np.array([v for g in groups for v in g], dtype=np.int64)
+    return send, np.array([len(g) for g in groups], dtype=np.int64)
 """,
         "sharded_lookup": """
 def sharded_lookup(shards, batches):
@@ -131,6 +164,15 @@ def dequantize_rows(codes, scale, offset):
     s = np.asarray(scale, dtype=np.float32).reshape(-1, 1)
     o = np.asarray(offset, dtype=np.float32).reshape(-1, 1)
     return np.add(np.multiply(codes, s, dtype=np.float32), o, dtype=np.float32)
+""",
+        "route": """
+def route(shard_rows, ids):
+    sizes = np.asarray(shard_rows)
+    starts = np.cumsum(sizes) - sizes
+    ids = np.asarray(ids, dtype=np.int64)
+    owner = np.searchsorted(starts, ids, side="right") - 1
+    parts = [ids[owner == s] - starts[s] for s in range(len(sizes))]
+    return np.concatenate(parts).astype(np.int32), np.array([len(p) for p in parts])
 """,
         "sharded_lookup": """
 def sharded_lookup(shards, batches):
@@ -174,6 +216,15 @@ def sharded_backward(shard_rows, batches, grads):
 def dequantize_rows(codes, scale, offset):
     return (codes * scale.astype(np.float32)[:, np.newaxis]
             + offset.astype(np.float32)[:, np.newaxis]).astype(np.float32)
+""",
+        "route": """
+def route(shard_rows, ids):
+    sizes = np.asarray(shard_rows, dtype=int)
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    ids = np.asarray(ids, dtype=int)
+    member = (ids[None, :] >= starts[:-1, None]) & (ids[None, :] < starts[1:, None])  # (R, N)
+    send = np.concatenate([ids[m] - starts[s] for s, m in enumerate(member)])
+    return send, member.sum(axis=1)
 """,
         "sharded_lookup": """
 def sharded_lookup(shards, batches):
@@ -248,6 +299,12 @@ MISTAKES = {
         says="constant row",
         id="constant-row",
     ),
+    "a constant row special-cased (max == min) at 4 bits": Mistake(
+        {"quantize_rows": quant(guard="scale[(hi == lo) | (scale == 0)] = 1")},
+        fails={"test_quantize_constant_rows"},
+        says="float16 cannot hold",
+        id="constant-row-shortcut",
+    ),
     "codes not clipped (unsigned wrap-around)": Mistake(
         {"quantize_rows": quant(rounding="np.rint(t)")},
         fails={"test_quantize_low_bits"},
@@ -297,6 +354,30 @@ def dequantize_rows(codes, scale, offset):
         fails={"test_dequantize"},
         says="computed in float16",
         id="float16-arithmetic",
+    ),
+    "route sends the global ids": Mistake(
+        {"route": route_src(send="ids[order]")},
+        fails={"test_route"},
+        says="sent the global ids",
+        id="route-global-ids",
+    ),
+    "route leaves the ids in batch order": Mistake(
+        {"route": route_src(send="ids - (ends - sizes)[owner]")},
+        fails={"test_route"},
+        says="in the batch's order",
+        id="route-not-grouped",
+    ),
+    "route counts with np.unique": Mistake(
+        {"route": route_src(counts="np.unique(owner, return_counts=True)[1]")},
+        fails={"test_route"},
+        says="fewer counts than there are shards",
+        id="route-counts-short",
+    ),
+    "route sorts the ids within each owner": Mistake(
+        {"route": route_src(order="np.lexsort((ids, owner))")},
+        fails={"test_route"},
+        says="changed their order within a group",
+        id="route-unstable-order",
     ),
     "rows not put back in order": Mistake(
         {

@@ -27,9 +27,10 @@ from ..judges import (
 )
 from ..visible import make_expect
 
-QUANT, DEQUANT, LOOKUP, BACKWARD = (
+QUANT, DEQUANT, ROUTE, LOOKUP, BACKWARD = (
     "quantize_rows",
     "dequantize_rows",
+    "route",
     "sharded_lookup",
     "sharded_backward",
 )
@@ -107,7 +108,8 @@ def _levels_2b(case, got, want):
 
 
 def _constant_row(case, got, want):
-    const = constant_rows(case)
+    # the degenerate constant rows: codes 0 (at 4 and 2 bits, the rows float16 holds exactly)
+    const = constant_rows(case) & ~np.asarray(want[0]).astype(bool).any(axis=1)
     if not const.any():
         return False
     rest = ~const
@@ -120,6 +122,24 @@ def _constant_row(case, got, want):
         np.asarray(got[1])[const], np.asarray(want[1])[const]
     )
     return rest_ok and not const_ok
+
+
+def _constant_shortcut(case, got, want):
+    """4 and 2 bits: a constant row whose value float16 cannot hold given codes 0 (as if its
+    range were 0, or a division guarded by scale > 0), everything else right."""
+    if bits_of(case) == 8:
+        return False
+    E = np.asarray(case.args[0], np.float32)
+    inexact = constant_rows(case) & (E[:, 0].astype(np.float16).astype(np.float32) != E[:, 0])
+    codes_g, codes_w = np.asarray(got[0]), np.asarray(want[0])
+    if not inexact.any() or same_codes(codes_g[inexact], codes_w[inexact]):
+        return False
+    rest = ~inexact
+    rest_ok = same_codes(codes_g[rest], codes_w[rest]) and all(
+        near(np.asarray(g)[rest], np.asarray(w)[rest])
+        for g, w in zip(got[1:], want[1:], strict=True)
+    )
+    return rest_ok and not codes_g[inexact].any()
 
 
 def _wrapped(case, got, want):
@@ -181,9 +201,20 @@ LEVELS = Mistake(
 CONSTANT = Mistake(
     "constant-row",
     f"{QUANT} got a constant row wrong: its maximum equals its minimum, so its range is 0 and "
-    "dividing by the scale divides by zero (NaN, or a scale of 0). A constant row's codes are 0, its "
-    "scale 0 for 8 bits and 1 for 4 and 2 bits (FBGEMM's choice: any scale gives back the row, and "
-    "1 can be inverted)",
+    "dividing by the scale divides by zero (NaN, or a scale of 0). At 8 bits its scale is 0 and "
+    "its codes 0; at 4 and 2 bits a float16 scale of 0 (a constant row whose value float16 holds) "
+    "is replaced by 1 and the codes are 0 (FBGEMM's choice: any scale gives back the row, and 1 can "
+    "be inverted)",
+)
+CONSTANT_SHORTCUT = Mistake(
+    "constant-row-shortcut",
+    f"{QUANT} gave a constant row whose value float16 cannot hold codes 0, as if its range were 0 "
+    "(a test for max == min, a range taken from the row's exact minimum, or a division guarded by "
+    "scale > 0, when the scale can be negative). At 4 and "
+    "2 bits the range is max - offset, measured from the float16 offset: for such a row it is the "
+    "offset's rounding error, not 0, so FBGEMM stores a tiny scale (negative if the offset was "
+    "rounded up) and codes of 2^b - 1. Apply the rules; replace the scale by 1 only where the float16 "
+    "scale is 0 (scale == 0, not scale <= 0)",
 )
 WRAPPED = Mistake(
     "wrap-around",
@@ -215,6 +246,7 @@ OFFSET_NOT_ROUNDED = Mistake(
 )
 QUANT_MISTAKES = [
     (GLOBAL_SCALE, _global_scale),
+    (CONSTANT_SHORTCUT, _constant_shortcut),
     (CONSTANT, _constant_row),
     (LEVELS, _levels_2b),
     (SIGNED, _signed),
@@ -466,6 +498,117 @@ def _index_error(case, got, fname) -> str | None:
 
 
 # ------------------------------------------------------------------------------------------
+# route: what one rank sends (local row numbers, grouped by owner) and how many to each owner
+# ------------------------------------------------------------------------------------------
+def _route_owner(case):
+    """(starts (R,), owner (N,)) of a route case, from its meta, or None."""
+    starts, owner = case.meta.get("starts"), case.meta.get("owner")
+    if starts is None or owner is None:
+        return None
+    return np.asarray(starts, np.int64), np.asarray(owner, np.int64)
+
+
+def _route_global(case, want):
+    route = _route_owner(case)
+    if route is None:
+        return None
+    send, counts = (np.asarray(w, np.int64) for w in want)
+    return send + route[0][np.repeat(np.arange(len(counts)), counts)], counts
+
+
+def _route_batch_order(case, want):
+    route = _route_owner(case)
+    if route is None:
+        return None
+    ids = np.asarray(case.args[1], np.int64)
+    local = ids - route[0][route[1]]
+    same = np.array_equal(local, np.asarray(want[0]))
+    return None if same else (local, np.asarray(want[1], np.int64))
+
+
+def _route_counts_short(case, got, want):
+    """The right ids, and counts with the zeros of shards no id goes to left out (np.unique),
+    or only the trailing ones (np.bincount without minlength)."""
+    g_counts, w_counts = np.asarray(got[1]).reshape(-1), np.asarray(want[1], np.int64)
+    if g_counts.size >= w_counts.size or not np.array_equal(np.asarray(got[0]), want[0]):
+        return False
+    nonzero = w_counts[w_counts > 0]
+    trimmed = w_counts[: np.flatnonzero(w_counts)[-1] + 1] if nonzero.size else w_counts[:0]
+    return any(np.array_equal(g_counts, c) for c in (nonzero, trimmed))
+
+
+def _route_unstable(case, got, want):
+    """The right counts and, owner by owner, the right ids in another order."""
+    send, counts = (np.asarray(w, np.int64) for w in want)
+    g_send, g_counts = np.asarray(got[0]), np.asarray(got[1]).reshape(-1)
+    if not (np.array_equal(g_counts, counts) and g_send.shape == send.shape):
+        return False
+    cuts = np.cumsum(counts)[:-1]
+    return not np.array_equal(g_send, send) and all(
+        np.array_equal(np.sort(a), np.sort(b))
+        for a, b in zip(np.split(g_send, cuts), np.split(send, cuts), strict=True)
+    )
+
+
+ROUTE_GLOBAL = Mistake(
+    "route-global-ids",
+    f"{ROUTE} sent the global ids: the owner of id x holds it as its local row x - start_s, and "
+    "that is the number it needs (its shard has only n_s rows)",
+    _route_global,
+)
+ROUTE_UNGROUPED = Mistake(
+    "route-not-grouped",
+    f"{ROUTE} left the local rows in the batch's order: all_to_all_single sends one contiguous "
+    "block to each rank, so the rows must be grouped by owner (shard 0's first), with counts[s] "
+    "of them for shard s",
+    _route_batch_order,
+)
+ROUTE_COUNTS = Mistake(
+    "route-counts-short",
+    f"{ROUTE} returned fewer counts than there are shards: np.unique, or np.bincount without "
+    "minlength, leave out the shards that no id goes to. counts needs one entry per shard, R of "
+    "them, zeros included: they are the split sizes of the exchange",
+)
+ROUTE_ORDER = Mistake(
+    "route-unstable-order",
+    f"{ROUTE} grouped the rows by owner, but changed their order within a group (a sort by id, "
+    "or np.argsort without kind='stable'): keep each group in the batch's order, which is the "
+    "order the rows come back in and the lookup puts them back by",
+)
+
+
+def route_judge(case, got, want) -> str | None:
+    """route returns (send, counts): both compared exactly, as integers."""
+    problem = _index_error(case, got, ROUTE) or common_problems(case, got, want, ROUTE)
+    if problem or want.error_type is not None:
+        return problem
+    if not got.is_tuple or len(got.values) != 2:
+        return f"{ROUTE} should return a tuple (send, counts) for {case.label}."
+    g, w = got.values, want.values
+    for part, a in zip(("send", "counts"), g, strict=True):
+        if a.size and not np.issubdtype(a.dtype, np.integer):
+            return (
+                f"{ROUTE} returned {part} as {a.dtype} for {case.label}: row numbers and counts "
+                "are integers (they index a shard and size a split)."
+            )
+    if all(a.shape == b.shape and np.array_equal(a, b) for a, b in zip(g, w, strict=True)):
+        return None
+    for m in (ROUTE_GLOBAL, ROUTE_UNGROUPED):
+        for alt in m.predictions(case, w):
+            if all(np.array_equal(np.asarray(a), b) for a, b in zip(alt, g, strict=True)):
+                return m.on(case)
+    for m, applies in ((ROUTE_COUNTS, _route_counts_short), (ROUTE_ORDER, _route_unstable)):
+        if applies(case, g, w):
+            return m.on(case)
+    part = 0 if not (g[0].shape == w[0].shape and np.array_equal(g[0], w[0])) else 1
+    name = ("send", "counts")[part]
+    return (
+        f"{ROUTE} returned wrong {name} for {case.label}: {fmt(g[part])}"
+        f"{expected(case, fmt(w[part]), ', expected ')}."
+    )
+
+
+# ------------------------------------------------------------------------------------------
 # The sharded backward: one gradient per shard
 # ------------------------------------------------------------------------------------------
 def _shard_sizes(case):
@@ -626,6 +769,7 @@ JUDGES = {
     QUANT: quant_judge(),
     f"{QUANT}:bits": bits_judge,
     DEQUANT: dequant_judge,
+    ROUTE: route_judge,
     LOOKUP: lookup_judge,
     BACKWARD: backward_judge,
 }
@@ -637,6 +781,10 @@ MISTAKES = [
     DIVIDED,
     PER_COLUMN,
     FLOAT16_MATH,
+    ROUTE_GLOBAL,
+    ROUTE_UNGROUPED,
+    ROUTE_COUNTS,
+    ROUTE_ORDER,
     NOT_REORDERED,
     WRONG_OWNER,
     LOCAL_INDEX,
