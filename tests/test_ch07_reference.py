@@ -129,3 +129,62 @@ def test_suggest_dim_matches_numpy_away_from_ties(V):
 def test_unknown_rule_raises():
     with pytest.raises(ValueError):
         REF.suggest_dim(100, "sqrt")
+
+
+# --------------------------------------------------------------------------------------------
+# heldout_error and best_dim: torch's SVD, Eckart-Young, and well-posed graded cases
+# --------------------------------------------------------------------------------------------
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(1, 12),
+    m=st.integers(1, 12),
+    seed=st.integers(0, 2**32 - 1),
+    offset=st.sampled_from([0.0, 3.5, -20.0]),
+    data=st.data(),
+)
+def test_heldout_error_is_torchs_rank_d_fit(n, m, seed, offset, data):
+    """The rank-d fit of M_train - mean by torch.linalg.svd, mean added back, scored on M_val;
+    its training error is the dropped singular values' squares over n m (Eckart-Young)."""
+    d = data.draw(st.integers(0, min(n, m)))
+    rng = np.random.default_rng(seed)
+    M_train, M_val = offset + rng.standard_normal((2, n, m))
+    before = M_train.copy(), M_val.copy()
+    A = torch.from_numpy(M_train)
+    mu = A.mean()
+    U, S, Vh = torch.linalg.svd(A - mu, full_matrices=False)
+    fit = mu + (U[:, :d] * S[:d]) @ Vh[:d]
+    want = torch.mean((fit - torch.from_numpy(M_val)) ** 2).item()
+    assert math.isclose(REF.heldout_error(M_train, M_val, d), want, rel_tol=1e-9, abs_tol=1e-12)
+    dropped = float((S[d:] ** 2).sum()) / (n * m)
+    assert math.isclose(
+        REF.heldout_error(M_train, M_train, d), dropped, rel_tol=1e-7, abs_tol=1e-12
+    )
+    assert np.array_equal(before[0], M_train) and np.array_equal(before[1], M_val)
+
+
+@pytest.mark.parametrize("rank", [0, 1, 3, 6])
+def test_ratings_split_has_the_rank_it_says(rank):
+    """rank singular values of the centered matrix stand out above the noise's largest,
+    sqrt(n) + sqrt(m) (the signal's run from 4 to 2 times it), and the rest lie below it."""
+    n, m = 60, 40
+    edge = math.sqrt(n) + math.sqrt(m)
+    for M in REF.ratings_split(n, m, rank, 7):
+        s = np.linalg.svd(M - 3.5, compute_uv=False)
+        assert (s[:rank] > 1.8 * edge).all() and (s[rank:] < 1.1 * edge).all()
+
+
+def test_graded_best_dims_are_unique_with_a_margin():
+    """Every graded best_dim case has one minimum, at least 3% below the next d's error (so any
+    correct method agrees), and the RANKED ones have it at the signal's rank."""
+    for check in (ch07.best_dim_rank, ch07.best_dim_edges):
+        for case in check.cases():
+            M_train, M_val, max_d = case.args
+            curve = np.array([REF.heldout_error(M_train, M_val, d) for d in range(max_d + 1)])
+            best = int(np.argmin(curve))
+            assert REF.best_dim(M_train, M_val, max_d) == best
+            if max_d:
+                assert np.sort(curve)[1] > 1.03 * curve[best], case.label
+            assert np.allclose(case.meta["curve"], curve, rtol=1e-12)
+    for n, m, rank, seed, noise, max_d in ch07.RANKED:
+        M_train, M_val = REF.ratings_split(n, m, rank, seed, noise=noise)
+        assert REF.best_dim(M_train, M_val, max_d) == rank

@@ -116,3 +116,19 @@ def test_compare_matches_on_a_short_real_run(monkeypatch):
     out = capstone.compare(REF.train_step_, steps=20, batch=64)
     assert np.abs(out["yours"] - out["theirs"]).max() < 1e-4
     assert out["yours"][-1] < out["yours"][0]
+    assert capstone.verdict(out["yours"], out["theirs"]).startswith("Your curve coincides")
+
+
+def test_the_overlay_says_rounding_drift_or_a_wrong_step():
+    """The capstone's verdict under the plot: within float32 rounding, a slow drift (another
+    precision), or a curve that parts at a step (it names the step)."""
+    from coursekit import capstone
+
+    theirs = np.linspace(3.9, 2.3, 300)
+    assert "coincides" in capstone.verdict(theirs + 4e-7, theirs)
+    drift = capstone.verdict(theirs + np.linspace(0, 1e-4, 300), theirs)
+    assert "stays within" in drift and "from step 31 on" in drift
+    wrong = theirs.copy()
+    wrong[2:] += 0.02
+    assert "parts from nn.Embedding + SparseAdam's at step 3" in capstone.verdict(wrong, theirs)
+    assert "NaN" in capstone.verdict(np.full(300, np.nan), theirs)

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from autograder import checks, samples
 from autograder import nb as notebooks
-from autograder import samples
 from autograder.course import (
     COURSE_ID,
     COURSE_RELEASE,
@@ -88,9 +88,9 @@ def _answers() -> list[str]:
     return samples.answer_cell_ids(A)
 
 
-STUB = {
+STUB = {  # every answer cell of the assignment left as the untouched stub
     fn: f"def {fn}(*args, **kwargs):\n    raise NotImplementedError()\n"
-    for fn in ("embedding_forward", "one_hot")
+    for fn in samples.answer_cell_ids(A)
 }
 
 
@@ -200,8 +200,8 @@ def _steal():
         try:
             sys.path.insert(0, {str(ROOT)!r})
             from autograder import reference
-            ns["embedding_forward"] = reference.function({A!r}, "embedding_forward")
-            ns["one_hot"] = reference.function({A!r}, "one_hot")
+            for name in {_answers()!r}:
+                ns[name] = reference.function({A!r}, name)
         except Exception:
             pass
     return ns
@@ -211,8 +211,12 @@ _stolen = _steal()
 def embedding_forward(E, ids):
     return _stolen["embedding_forward"](E, ids)
 """
-    steal_oh = "def one_hot(ids, V):\n    return _stolen['one_hot'](ids, V)\n"
-    subs["read_solutions"] = samples.build(A, {"embedding_forward": steal, "one_hot": steal_oh})
+    # every other answer cell hands its call to the stolen reference too
+    thieves = {
+        fn: f"def {fn}(*args, **kwargs):\n    return _stolen[{fn!r}](*args, **kwargs)\n"
+        for fn in _answers()
+    }
+    subs["read_solutions"] = samples.build(A, {**thieves, "embedding_forward": steal})
 
     vandal = f"""
 import glob, os, sqlite3
@@ -397,24 +401,30 @@ def test_no_cheat_or_bad_submission_gains_a_point(batch):
     rep = report(batch["dir"])
     mod = samples.module(A)
     pts = _points()
-    forward_tests = [g for g in pts if g != "test_one_hot"]
+    graded = checks.for_assignment(A)
+    forward_tests = [g for g in pts if graded[g].function == "embedding_forward"]
+    others = sum(pts[g] for g in pts if g not in forward_tests)  # the other functions' cells
     # Zero: nothing of theirs runs, or it cannot be read, or the kernel dies before anything.
     for student in (
         "invalid_json",
         "missing_notebook",
         "os_exit",
         "loop_ignores_interrupt",
-        "sys_exit",
         "fake_autograder",
     ):
         assert got[student] == 0, (student, rep[student])
+    # SystemExit (raised in a function, or at a cell's top level) stops neither the kernel nor
+    # grading: the two functions it breaks earn nothing, the answers after them are graded.
+    broken = [g for g in pts if graded[g].function in ("embedding_forward", "one_hot")]
+    assert all(float(rep["sys_exit"][g]["score"]) == 0 for g in broken), rep["sys_exit"]
+    assert got["sys_exit"] == sum(pts[g] for g in pts if g not in broken), rep["sys_exit"]
     # A broken embedding_forward earns nothing for it, whatever else happened in the kernel.
     for student in ("endless_loop", "memory_bomb", "always_equal", "exit_in_function"):
         assert all(float(rep[student][g]["score"]) == 0 for g in forward_tests), (
             student,
             rep[student],
         )
-        assert got[student] <= pts["test_one_hot"]
+        assert got[student] <= others
     # Tampering with test cells, stray modules and patched numpy change nothing.
     for student in ("deleted_tests", "edited_tests", "stray_py"):
         assert got[student] == _expected(mod.DEMO_MISTAKE), (student, rep[student])

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import reference
 from .data import forward_case as fwd
 from .data import ids as _ids
 from .data import table as _table
 from .framework import Case, checks_for
-from .public.ch01 import forward_judge, one_hot_judge, shape_only_judge
+from .public.ch01 import costs_judge, forward_judge, one_hot_judge, ratio_judge, shape_only_judge
 
 A = "01_one_hot_lookup"
 check = checks_for(A)
@@ -90,3 +91,96 @@ def one_hot_values():
         oh("empty ids with V = 3", np.array([], dtype=np.int64), 3),
         oh("the same id 50 times with V = 2", np.ones(50, dtype=np.int64), 2),
     ]
+
+
+# --------------------------------------------------------------------------------------------
+# lookup_costs: exact counts, one cell per part (the judges grade only their part's counts)
+# --------------------------------------------------------------------------------------------
+COST_NAMES = ["ids_shape", "V", "d"]
+
+
+def cost_case(shape, V, d, name=None, **meta):
+    label = f"lookup_costs({shape}, {V}, {d})" + (f" ({name})" if name else "")
+    return Case(label, (shape, V, d), meta={"arg_names": COST_NAMES, **meta})
+
+
+TIMING = cost_case((512,), 1000, 64, shown=True)  # the visible tests' call: values shown
+ONE_D = [
+    cost_case((4,), 10, 3),
+    cost_case((512,), 65536, 64, "the timing's largest table"),
+    cost_case((1000,), 50000, 16),
+    cost_case((7,), 3, 1),
+    cost_case((1,), 1, 1, "one id, a one-row table"),
+]
+
+
+@check("test_costs_gather", "lookup_costs", costs_judge("gather"))
+def costs_gather():
+    """lookup_costs: the gather moves its rows (read and written) and its int64 ids, no flops"""
+    return [TIMING, *ONE_D]
+
+
+@check("test_costs_product", "lookup_costs", costs_judge("product"))
+def costs_product():
+    """lookup_costs: the one-hot product reads both operands, writes its result, 2NVd flops"""
+    tiny = cost_case((4,), 10, 3, shown=True)
+    return [TIMING, tiny, *ONE_D[1:], cost_case((64,), 30522, 768, "BERT-base's table")]
+
+
+@check("test_costs_batch", "lookup_costs", costs_judge("batch"))
+def costs_batch():
+    """lookup_costs: ids of any shape (N is the product of the shape), exact at real sizes"""
+    return [
+        cost_case((2, 3), 5, 2, shown=True),
+        cost_case((), 5, 2, shown=True),
+        cost_case((32, 512), 128256, 4096, "Llama 3's table", shown=True),
+        cost_case((2, 3, 4), 100, 8),
+        cost_case((16, 1024), 50257, 768, "GPT-2's table"),
+        cost_case((8, 2048), 128256, 4096, "Llama 3's table"),
+        cost_case((1, 5), 9, 4),
+        cost_case((), 30522, 768, "one id into BERT-base's table"),
+    ]
+
+
+# --------------------------------------------------------------------------------------------
+# predicted_ratio: the roofline from the costs (the reference's lookup_costs gives them)
+# --------------------------------------------------------------------------------------------
+MACHINES = {  # name: (bandwidth B/s, rate flop/s, overhead s)
+    "a 20 GB/s, 200 GFLOP/s CPU": (20e9, 200e9, 5e-6),
+    "a 2 TB/s, 50 TFLOP/s GPU": (2e12, 50e12, 1e-5),
+    "a machine with no call overhead": (50e9, 1e12, 0.0),
+    "a machine whose arithmetic outruns its memory": (10e9, 1e15, 2e-6),
+}
+
+
+def ratio_case(label, costs, machine, shown=False):
+    return Case(
+        label,
+        (tuple(costs), *MACHINES.get(machine, machine)),
+        meta={"arg_names": ["costs", "bandwidth", "rate", "overhead"], "shown": shown},
+    )
+
+
+@check("test_predicted_ratio", "predicted_ratio", ratio_judge)
+def ratio_values():
+    """predicted_ratio: max(bytes / bandwidth, flops / rate) + overhead, product over gather"""
+    costs = reference.function(A, "lookup_costs")
+    cases = [
+        ratio_case(
+            "round numbers (bandwidth = rate = 1000, overhead 1)",
+            (1000, 0, 50000, 800000),
+            (1000.0, 1000.0, 1.0),
+            shown=True,
+        ),
+        ratio_case(
+            "512 ids, V = 1000, d = 64 on a 20 GB/s, 200 GFLOP/s CPU",
+            (266240, 0, 2435072, 65536000),
+            (20e9, 200e9, 5e-6),
+            shown=True,
+        ),
+    ]
+    for shape, V, d in [((512,), 65536, 64), ((512,), 4000, 64), ((32, 512), 128256, 4096)]:
+        for machine in MACHINES:
+            label = f"{'x'.join(map(str, shape))} ids, V = {V}, d = {d} on {machine}"
+            cases.append(ratio_case(label, costs(shape, V, d), machine))
+    return cases

@@ -19,18 +19,31 @@ its checks grade *distributions*, never exact values:
 * Reproducibility (same seed, same table) is exact.
 
 ``expected_row_length`` is deterministic and graded to a relative 1e-9.
+
+``initial_loss`` is graded to a relative 1e-6 (float32 tables may be summed in float32), on the
+notebook's given ``random_model`` (loaded with the reference, one source for it) and small
+tables written out. ``scale_for_initial_loss`` is graded to the relative 1e-3 the exercise asks
+for, so any correct method passes (bisection, a secant or Newton iteration, a grid refined around
+the crossing); each case carries in its meta what the classic mistakes that need the loss give
+(:func:`_alternatives`, with the reference's loss and scale), for public.ch06 to name them.
 """
 
 from __future__ import annotations
 
+import functools
+import math
+
 import numpy as np
 
+from . import reference
 from .framework import Case, Check, CheckResult, checks_for
 from .judges import mistake_id, named_case
 from .public.ch06 import (  # noqa: F401 - Z: the standard errors allowed (public)
     Z,
     contract_judge,
     distribution_judge,
+    loss_judge,
+    loss_scale_judge,
     rng_judge,
     row_judge,
     scale_judge,
@@ -38,6 +51,7 @@ from .public.ch06 import (  # noqa: F401 - Z: the standard errors allowed (publi
 )
 
 A = "06_init_scale"
+SCALE = "scale_for_initial_loss"
 check = checks_for(A)
 INIT_NAMES = ["V", "d", "scheme", "rng"]
 # Z (public.ch06): the standard errors allowed for every statistic (see the module docstring).
@@ -178,3 +192,179 @@ def row_length_small():
 def row_length_large():
     """expected_row_length: the exact chi mean for real widths, without overflow"""
     return [row_case(d, s) for d, s in LARGE_D]
+
+
+# --------------------------------------------------------------------------------------------
+# initial_loss: the mean cross-entropy in nats of z_n = W @ E[x_n], before any training
+# --------------------------------------------------------------------------------------------
+LOSS_NAMES = ["E", "W", "ids", "targets"]
+WORKED_E = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+WORKED_W = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+
+
+def loss_case(label, E, W, ids, targets, **meta):
+    return Case(label, (E, W, ids, targets), meta={"arg_names": LOSS_NAMES, **meta})
+
+
+def _model(V, d, N, seed, favoured=0.0, dtype=np.float64, shape=None):
+    """A seeded model from the notebook's given random_model (one source for it), optionally
+    with float32 tables and ids and targets reshaped."""
+    E, W, ids, targets = reference.function(A, "random_model")(V, d, N, seed, favoured)
+    if shape is not None:
+        ids, targets = ids.reshape(shape), targets.reshape(shape)
+    return E.astype(dtype), W.astype(dtype), ids, targets
+
+
+@check("test_initial_loss_values", "initial_loss", loss_judge)
+def initial_loss_values():
+    """initial_loss: the mean of -log softmax(z_n)[y_n] in nats; exactly log V for a zero table"""
+    ids, targets = np.array([0, 1]), np.array([2, 1])
+    return [
+        loss_case("the worked example", WORKED_E, WORKED_W, ids, targets, shown=True),
+        loss_case("a table of zeros", np.zeros((3, 2)), WORKED_W, ids, targets, shown=True),
+        loss_case("a random model, V = 20, d = 8, 64 positions", *_model(20, 8, 64, 500)),
+        loss_case("a random model, V = 50, d = 16, 256 positions", *_model(50, 16, 256, 501)),
+        loss_case("a float32 model, V = 27, d = 10", *_model(27, 10, 100, 502, dtype=np.float32)),
+        loss_case("one position", *_model(5, 3, 1, 503)),
+        loss_case("a zero table, V = 1000", np.zeros((1000, 4)), *_model(1000, 4, 30, 504)[1:]),
+    ]
+
+
+@check("test_initial_loss_batch", "initial_loss", loss_judge)
+def initial_loss_batch():
+    """initial_loss: ids and targets of shape (B, T), the mean over all B * T positions"""
+    ids = np.array([[0, 1, 2], [2, 2, 0]])
+    targets = np.array([[1, 1, 0], [2, 0, 1]])
+    return [
+        loss_case("ids of shape (2, 3)", WORKED_E, WORKED_W, ids, targets, shown=True),
+        loss_case("ids of shape (8, 16)", *_model(30, 8, 128, 510, shape=(8, 16))),
+        loss_case("ids of shape (4, 5, 3)", *_model(12, 4, 60, 511, shape=(4, 5, 3))),
+        loss_case("ids of shape (1, 40)", *_model(9, 6, 40, 512, shape=(1, 40))),
+    ]
+
+
+@check("test_initial_loss_large", "initial_loss", loss_judge)
+def initial_loss_large():
+    """initial_loss: finite for logits in the thousands (log-sum-exp)"""
+    E, W, ids, targets = _model(40, 16, 64, 520)
+    E32, W32, ids32, targets32 = _model(30, 8, 50, 521, dtype=np.float32)
+    return [
+        loss_case(
+            "the worked example's table times 1000",
+            1000 * WORKED_E,
+            WORKED_W,
+            np.array([0, 1, 2]),
+            np.array([2, 1, 0]),
+            shown=True,
+        ),
+        loss_case("a random model's table times 300", 300 * E, W, ids, targets),
+        loss_case("a float32 table times 50", np.float32(50) * E32, W32, ids32, targets32),
+    ]
+
+
+# --------------------------------------------------------------------------------------------
+# scale_for_initial_loss: where the loss of s * E first leaves log V +- tol
+# --------------------------------------------------------------------------------------------
+SCALE_NAMES = ["E", "W", "ids", "targets", "tol"]
+
+
+def _first_pass(gap, level):
+    """The scale at which the convex gap(s) (0 at s = 0) first reaches level > 0 from below."""
+    lo, hi = 0.0, 1.0
+    while gap(hi) < level:
+        lo, hi = hi, 2.0 * hi
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if gap(mid) < level else (lo, mid)
+    return (lo + hi) / 2
+
+
+def _back_to_log_v(gap, up):
+    """Where a gap that dips below 0 comes back to it (its positive root), else None: the
+    minimum by golden section on [0, up], then bisection from there to up."""
+    a, b, g = 0.0, up, (math.sqrt(5) - 1) / 2
+    for _ in range(40):
+        x1, x2 = b - g * (b - a), a + g * (b - a)
+        a, b = (a, x2) if gap(x1) < gap(x2) else (x1, b)
+    lo, hi = (a + b) / 2, up
+    if gap(lo) >= 0:
+        return None
+    for _ in range(50):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if gap(mid) < 0 else (lo, mid)
+    return (lo + hi) / 2
+
+
+def _alternatives(E, W, ids, targets, tol):
+    """What the classic mistakes that need the loss give (public.ch06 names them from these)."""
+    loss, best = reference.function(A, "initial_loss"), reference.function(A, SCALE)
+    log_V = math.log(W.shape[0])
+
+    def gap(s):
+        return loss(s * E, W, ids, targets) - log_V
+
+    logits = E[np.ravel(ids)].astype(np.float64) @ W.astype(np.float64).T  # at s = 1
+    one_sided = _first_pass(gap, tol)
+    wrong = {
+        "one_sided": one_sided,
+        "approximation": math.sqrt(2 * tol / float(logits.var(axis=1).mean())),
+        "at_log_v": _back_to_log_v(gap, one_sided),
+        "bits": best(E, W, ids, targets, tol * math.log(2)),
+    }
+    return {k: v for k, v in wrong.items() if v is not None}
+
+
+def scale_case(label, model, tol=0.1, **meta):
+    E, W, ids, targets = model
+    meta = {"wrong": _alternatives(E, W, ids, targets, tol), **meta}
+    return Case(label, (E, W, ids, targets, tol), meta={"arg_names": SCALE_NAMES, **meta})
+
+
+@functools.cache
+def _scale_cases(which):
+    """The cases of one scale cell, built once per process (each needs a few root findings)."""
+    if which == "values":
+        return [
+            scale_case("random_model(20, 8, 64, seed=0)", _model(20, 8, 64, 0), shown=True),
+            scale_case("random_model(50, 16, 256, seed=1)", _model(50, 16, 256, 1), shown=True),
+            scale_case("a float32 model, V = 30, d = 8", _model(30, 8, 80, 532, dtype=np.float32)),
+            scale_case("ids of shape (4, 16)", _model(16, 4, 64, 533, shape=(4, 16))),
+        ]
+    if which == "band":
+        return [
+            scale_case(
+                "random_model(20, 8, 64, seed=2, favoured=0.75)",
+                _model(20, 8, 64, 2, 0.75),
+                shown=True,
+            ),
+            scale_case("a model favouring 60% of its targets", _model(27, 10, 100, 540, 0.6)),
+        ]
+    return [
+        scale_case(
+            "random_model(20, 8, 64, seed=0), tol = 0.5", _model(20, 8, 64, 0), 0.5, shown=True
+        ),
+        scale_case(
+            "random_model(20, 8, 64, seed=0), tol = 0.01", _model(20, 8, 64, 0), 0.01, shown=True
+        ),
+        scale_case("a random model, V = 27, d = 10, tol = 1.0", _model(27, 10, 64, 551), 1.0),
+    ]
+
+
+scale_values = check(
+    "test_scale_values",
+    SCALE,
+    loss_scale_judge,
+    "scale_for_initial_loss: the largest scale whose initial loss stays within 0.1 of log V",
+)(lambda: list(_scale_cases("values")))
+scale_band = check(
+    "test_scale_band",
+    SCALE,
+    loss_scale_judge,
+    "scale_for_initial_loss: the band is two-sided (a loss below log V - tol leaves it too)",
+)(lambda: list(_scale_cases("band")))
+scale_tolerance = check(
+    "test_scale_tolerance",
+    SCALE,
+    loss_scale_judge,
+    "scale_for_initial_loss: other tolerances tol",
+)(lambda: list(_scale_cases("tolerance")))

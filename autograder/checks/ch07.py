@@ -13,16 +13,31 @@ property and leaves the others to their own cells:
 within 1e-3 of a half (tests/test_ch07_reference.py checks this for every case): every reasonable
 implementation (``V ** 0.25``, ``math.sqrt(math.sqrt(V))``, ``np.power``, ``round``,
 ``int(x + 0.5)``, ``np.round``) then gives the same answer.
+
+``heldout_error`` is graded to a relative 1e-7 (an SVD by numpy, a Gram matrix's eigenvectors, or
+rank-one pieces one at a time all agree far closer), on matrices from the notebook's given
+``ratings_split`` (loaded with the reference, one source for it); each case carries the held-out
+curve around its d and what the classic mistakes give (computed with the reference where it can:
+the training split scored, the means swapped) for public.ch07 to name them. ``best_dim`` is graded
+on matrices whose best d is the signal's rank (tests/test_ch07_reference.py checks the margins),
+noise alone (d = 0) and max_d below the rank.
 """
 
 from __future__ import annotations
 
+import functools
+
+import numpy as np
+
+from . import reference
 from .framework import Case, checks_for
 from .judges import named_case
 from .public.ch07 import (
+    best_judge,
     bytes_judge,
     contract_judge,
     factorized_judge,
+    heldout_judge,
     ints_judge,
     rule_judge,
     tied_judge,
@@ -141,3 +156,160 @@ def suggest_contract():
             )
         )
     return cases
+
+
+# --------------------------------------------------------------------------------------------
+# heldout_error and best_dim: ratings matrices from the notebook's given ratings_split
+# --------------------------------------------------------------------------------------------
+HELD_NAMES = ["M_train", "M_val", "d"]
+BEST_NAMES = ["M_train", "M_val", "max_d"]
+
+
+def _split(n, m, rank, seed, **kwargs):
+    """(M_train, M_val) from the notebook's given ratings_split (one source for it)."""
+    return reference.function(A, "ratings_split")(n, m, rank, seed, **kwargs)
+
+
+def _uncentered(M_train, M_val, d):
+    """The held-out error of the rank-d SVD of M_train itself (no mean taken out): a mistake."""
+    U, s, Vt = np.linalg.svd(M_train, full_matrices=False)
+    return float(np.mean(((U[:, :d] * s[:d]) @ Vt[:d] - M_val) ** 2))
+
+
+def _held_wrong(M_train, M_val, d):
+    """What the classic mistakes of heldout_error give here, most of them through the reference:
+    scored on the training split; centered with M_val's mean (its fit is the centered one, moved
+    to that mean); the mean not added back (the centered fit scored against M_val + mean)."""
+    held, mu = reference.function(A, "heldout_error"), float(np.mean(M_train))
+    return {
+        "train": held(M_train, M_train, d),
+        "uncentered": _uncentered(M_train, M_val, d),
+        "val_mean": held(M_train - mu + float(np.mean(M_val)), M_val, d),
+        "no_add_back": held(M_train, M_val + mu, d),
+    }
+
+
+def _curve(M_train, M_val, upto):
+    held = reference.function(A, "heldout_error")
+    return [held(M_train, M_val, d) for d in range(min(upto, min(M_train.shape)) + 1)]
+
+
+def held_case(label, split, d, shown=False):
+    M_train, M_val = split
+    meta = {"curve": _curve(M_train, M_val, d + 1), "wrong": _held_wrong(M_train, M_val, d)}
+    return Case(label, (M_train, M_val, d), meta={"arg_names": HELD_NAMES, "shown": shown, **meta})
+
+
+def best_case(label, split, max_d, shown=False):
+    M_train, M_val = split
+    meta = {"curve": _curve(M_train, M_val, max_d), "shown": shown}
+    return Case(label, (M_train, M_val, max_d), meta={"arg_names": BEST_NAMES, **meta})
+
+
+@functools.cache
+def _held_cases(which):
+    """One heldout cell's cases, built once per process (each fits a few SVDs for its meta)."""
+    example = _split(30, 20, 3, 0)
+    name = "ratings_split(30, 20, 3, seed=0)"
+    if which == "values":
+        shown = [held_case(f"{name}, d = {d}", example, d, shown=True) for d in (0, 1, 3, 5)]
+        tall, wide = _split(60, 40, 4, 10), _split(40, 80, 2, 11)
+        return shown + [
+            *(held_case(f"a 60 x 40 matrix of rank 4, d = {d}", tall, d) for d in (2, 4, 7)),
+            *(held_case(f"a 40 x 80 matrix of rank 2, d = {d}", wide, d) for d in (1, 3)),
+            held_case(
+                "a 50 x 30 matrix of rank 5, noise 0.5, d = 5", _split(50, 30, 5, 12, noise=0.5), 5
+            ),
+        ]
+    if which == "centering":
+        return [
+            held_case(
+                "ratings_split(30, 20, 3, seed=1, offset=10.0), d = 3",
+                _split(30, 20, 3, 1, offset=10.0),
+                3,
+                shown=True,
+            ),
+            held_case("ratings around -20, d = 2", _split(40, 25, 2, 20, offset=-20.0), 2),
+            held_case("ratings around 50, d = 4", _split(25, 40, 4, 21, offset=50.0), 4),
+            held_case("ratings around 3.5, d = 1", _split(60, 30, 3, 22), 1),
+        ]
+    return [
+        held_case("d = 0", example, 0, shown=True),
+        held_case("d = 20 = min(n, m)", example, 20, shown=True),
+        held_case("a 80 x 10 matrix, d = 10 = min(n, m)", _split(80, 10, 2, 30), 10),
+        held_case("a 10 x 80 matrix of rank 2, d = 2", _split(10, 80, 2, 31), 2),
+        held_case("noise alone (rank 0), d = 0", _split(30, 30, 0, 32), 0),
+        held_case("noise alone (rank 0), d = 3", _split(30, 30, 0, 32), 3),
+    ]
+
+
+heldout_values = check(
+    "test_heldout_values",
+    "heldout_error",
+    heldout_judge,
+    "heldout_error: the rank-d model fitted to M_train, its mean squared error on M_val",
+)(lambda: list(_held_cases("values")))
+heldout_centering = check(
+    "test_heldout_centering",
+    "heldout_error",
+    heldout_judge,
+    "heldout_error: the fit is centered on M_train's mean (and the mean added back)",
+)(lambda: list(_held_cases("centering")))
+heldout_edges = check(
+    "test_heldout_edges",
+    "heldout_error",
+    heldout_judge,
+    "heldout_error: d = 0 (the mean alone) to d = min(n, m) (M_train reproduced)",
+)(lambda: list(_held_cases("edges")))
+
+# (n, m, rank, seed, noise, max_d): the best d is the rank (tests/test_ch07_reference.py checks
+# that the held-out error's minimum is there, with a margin)
+RANKED = [
+    (60, 40, 4, 40, 1.0, 10),
+    (30, 60, 2, 41, 1.0, 8),
+    (50, 30, 6, 42, 1.0, 10),
+    (40, 40, 1, 43, 0.5, 6),
+    (30, 50, 5, 44, 2.0, 9),
+]
+
+
+@functools.cache
+def _best_cases(which):
+    example = _split(30, 20, 3, 0)
+    name = "ratings_split(30, 20, 3, seed=0)"
+    if which == "rank":
+        return [
+            best_case(f"{name}, max_d = 6", example, 6, shown=True),
+            best_case(f"{name}, max_d = 20", example, 20, shown=True),
+            *(
+                best_case(
+                    f"a {n} x {m} matrix of rank {r}, noise {s}, max_d = {k}",
+                    _split(n, m, r, seed, noise=s),
+                    k,
+                )
+                for n, m, r, seed, s, k in RANKED
+            ),
+        ]
+    return [
+        best_case(
+            "ratings_split(30, 20, 0, seed=2), max_d = 5", _split(30, 20, 0, 2), 5, shown=True
+        ),
+        best_case(f"{name}, max_d = 2", example, 2, shown=True),
+        best_case("noise alone, a 50 x 40 matrix, max_d = 8", _split(50, 40, 0, 50), 8),
+        best_case("a 60 x 40 matrix of rank 4, max_d = 3", _split(60, 40, 4, 40), 3),
+        best_case(f"{name}, max_d = 0", example, 0),
+    ]
+
+
+best_dim_rank = check(
+    "test_best_dim_rank",
+    "best_dim",
+    best_judge,
+    "best_dim: the d in 0, ..., max_d with the smallest held-out error",
+)(lambda: list(_best_cases("rank")))
+best_dim_edges = check(
+    "test_best_dim_edges",
+    "best_dim",
+    best_judge,
+    "best_dim: d = 0 for noise alone, and max_d itself is a candidate",
+)(lambda: list(_best_cases("edges")))

@@ -31,6 +31,95 @@ def init_embedding(V, d, scheme, rng):
 """
 
 
+_LOSS = """
+import math
+import numpy as np
+
+def initial_loss(E, W, ids, targets):
+    x, y = np.ravel(ids), np.ravel(targets)
+    Z = E[x].astype(np.float64) @ W.astype(np.float64).T
+    m = Z.max(axis=1)
+    return float(np.mean(m + np.log(np.exp(Z - m[:, None]).sum(axis=1)) - Z[np.arange(x.size), y]))
+"""
+
+
+def _loss(body: str) -> str:
+    """An initial_loss whose per-position losses `per` (from the stable log-softmax `logp`) are
+    reduced by ``body``."""
+    return f"""
+import math
+import numpy as np
+
+def initial_loss(E, W, ids, targets):
+    ids, targets = np.asarray(ids), np.asarray(targets)
+    Z = E[ids.reshape(-1)].astype(np.float64) @ W.astype(np.float64).T
+    Z = Z - Z.max(axis=1, keepdims=True)
+    logp = Z - np.log(np.exp(Z).sum(axis=1, keepdims=True))
+    per = -logp[np.arange(ids.size), targets.reshape(-1)].reshape(ids.shape)
+    {body}
+"""
+
+
+# A scale_for_initial_loss with its own correct loss: a sample with a wrong initial_loss keeps
+# this one, so that it fails only initial_loss's cells.
+_OWN_SCALE = """
+import math
+import numpy as np
+
+def scale_for_initial_loss(E, W, ids, targets, tol=0.1):
+    x, y = np.ravel(ids), np.ravel(targets)
+    H, Wd, log_V = E[x].astype(np.float64), W.astype(np.float64), math.log(W.shape[0])
+
+    def out(s):
+        Z = s * H @ Wd.T
+        m = Z.max(axis=1)
+        loss = np.mean(m + np.log(np.exp(Z - m[:, None]).sum(axis=1)) - Z[np.arange(x.size), y])
+        return abs(loss - log_V) > tol
+
+    lo, hi = 0.0, 1e-3
+    while not out(hi):  # the first scale out of the band, by doubling: the last one in is lo
+        lo, hi = hi, 2 * hi
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if out(mid) else (mid, hi)
+    return (lo + hi) / 2
+"""
+
+
+def _scale(inside: str, E: str = "E", W: str = "W", grid: str = "") -> str:
+    """A scale_for_initial_loss that keeps a scale when ``inside`` (of loss, log_V, tol) holds,
+    scanning outwards by doubling and bisecting the last step (or walking a fixed ``grid``)."""
+    search = (
+        f"""    s = 0.0
+    for t in np.arange(0.0, 50.0, {grid}):
+        if not inside(t):
+            return float(s)
+        s = t
+    return float(s)"""
+        if grid
+        else """    lo, hi = 0.0, 1e-3
+    while inside(hi):
+        lo, hi = hi, 2 * hi
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if inside(mid) else (lo, mid)
+    return (lo + hi) / 2"""
+    )
+    return f"""
+import math
+import numpy as np
+
+def scale_for_initial_loss(E, W, ids, targets, tol=0.1):
+    log_V = math.log(W.shape[0])
+
+    def inside(s):
+        loss = initial_loss(s * {E}, {W}, ids, targets)
+        return {inside}
+
+{search}
+"""
+
+
 ALTERNATIVES = {
     "float32 standard normals times sigma; binomial-coefficient chi mean": {
         "init_embedding": """
@@ -56,6 +145,15 @@ def expected_row_length(d, sigma):
         ratio = 4**k / math.comb(2 * k, k) / math.sqrt(math.pi)
     return sigma * math.sqrt(2) * ratio
 """,
+        "initial_loss": """
+import numpy as np
+
+def initial_loss(E, W, ids, targets):
+    Z = E[np.ravel(ids)] @ W.T                          # (N, V)
+    lse = np.logaddexp.reduce(Z, axis=1)                 # stable log-sum-exp
+    return float(np.mean(lse - Z[np.arange(Z.shape[0]), np.ravel(targets)]))
+""",
+        "scale_for_initial_loss": _OWN_SCALE,
     },
     "one row at a time; the recurrence m(d+1) = d / m(d)": {
         "init_embedding": """
@@ -80,6 +178,35 @@ def expected_row_length(d, sigma):
     for k in range(1, d):
         m = k / m
     return sigma * m
+""",
+        "initial_loss": """
+import math
+import numpy as np
+
+def initial_loss(E, W, ids, targets):
+    # the chapter-1 view: one-hot rows select the table's rows, S @ E
+    x, y = np.asarray(ids).ravel(), np.asarray(targets).ravel()
+    S = (x[:, None] == np.arange(E.shape[0])).astype(np.float64)   # (N, V)
+    Z = (S @ E) @ W.T
+    per = [math.log(np.exp(z - z.max()).sum()) + z.max() - z[t] for z, t in zip(Z, y)]
+    return sum(per) / len(per)
+""",
+        "scale_for_initial_loss": """
+import math
+import numpy as np
+
+def scale_for_initial_loss(E, W, ids, targets, tol=0.1):
+    log_V = math.log(W.shape[0])
+    inside = lambda s: abs(initial_loss(s * E, W, ids, targets) - log_V) <= tol
+    hi = 1.0
+    while inside(hi):
+        hi *= 2
+    lo = 0.0
+    for _ in range(4):  # a grid of 20 steps, refined around the first step that leaves the band
+        grid = np.linspace(lo, hi, 21)
+        k = next(i for i, s in enumerate(grid) if not inside(s))
+        lo, hi = grid[k - 1], grid[k]
+    return float((lo + hi) / 2)
 """,
     },
     "Box-Muller from rng.random; gamma for small d, lgamma beyond": {
@@ -107,6 +234,40 @@ def expected_row_length(d, sigma):
     if d < 300:
         return sigma * math.sqrt(2) * math.gamma((d + 1) / 2) / math.gamma(d / 2)
     return sigma * math.sqrt(2) * math.exp(math.lgamma((d + 1) / 2) - math.lgamma(d / 2))
+""",
+        "initial_loss": """
+import numpy as np
+
+def initial_loss(E, W, ids, targets):
+    H = np.take(E, np.asarray(ids).ravel(), axis=0)
+    Z = np.einsum("vd,nd->nv", W, H).astype(np.float64)
+    Z -= Z.max(axis=1, keepdims=True)
+    log_softmax = Z - np.log(np.sum(np.exp(Z), axis=1, keepdims=True))
+    picked = np.take_along_axis(log_softmax, np.asarray(targets).reshape(-1, 1), axis=1)
+    return -float(picked.mean())
+""",
+        "scale_for_initial_loss": """
+import math
+
+def scale_for_initial_loss(E, W, ids, targets, tol=0.1):
+    log_V = math.log(W.shape[0])
+    f = lambda s: abs(initial_loss(s * E, W, ids, targets) - log_V) - tol
+    step, s = 0.01, 0.0
+    while f(s + step) <= 0:       # walk out in steps of 0.01 ...
+        s += step
+    a, b = s, s + step           # ... then regula falsi (Illinois) between the last two
+    fa, fb = f(a), f(b)
+    for _ in range(60):
+        c = b - fb * (b - a) / (fb - fa)
+        fc = f(c)
+        if abs(fc) < 1e-12 or abs(b - a) < 1e-12:
+            return c
+        if fc * fb < 0:
+            a, fa = b, fb
+        else:
+            fa /= 2
+        b, fb = c, fc
+    return b
 """,
     },
 }
@@ -270,6 +431,86 @@ def expected_row_length(d, sigma):
         fails={"test_row_length_small_d", "test_row_length_large_d"},
         says="ignored sigma",
         id="no-sigma",
+    ),
+    "loss in bits (log2)": Mistake(
+        {
+            "initial_loss": _loss("return float(np.mean(per) / math.log(2))"),
+            "scale_for_initial_loss": _OWN_SCALE,
+        },
+        fails={"test_initial_loss_values", "test_initial_loss_batch", "test_initial_loss_large"},
+        says="in bits",
+        id="log2-loss",
+    ),
+    "summed over positions": Mistake(
+        {"initial_loss": _loss("return float(np.sum(per))"), "scale_for_initial_loss": _OWN_SCALE},
+        fails={"test_initial_loss_values", "test_initial_loss_batch", "test_initial_loss_large"},
+        says="summed the per-position losses",
+        id="sum-over-positions",
+    ),
+    "mean over the batch axis only": Mistake(
+        {
+            "initial_loss": _loss("return float(per.reshape(per.shape[0], -1).sum(axis=1).mean())"),
+            "scale_for_initial_loss": _OWN_SCALE,
+        },
+        fails={"test_initial_loss_batch"},
+        says="averaged over the first axis only",
+        id="mean-over-first-axis",
+    ),
+    "softmax without the max": Mistake(
+        {
+            "initial_loss": """
+import numpy as np
+
+def initial_loss(E, W, ids, targets):
+    Z = E[np.ravel(ids)] @ W.T
+    p = np.exp(Z) / np.exp(Z).sum(axis=1, keepdims=True)
+    return float(-np.mean(np.log(p[np.arange(Z.shape[0]), np.ravel(targets)])))
+""",
+            "scale_for_initial_loss": _OWN_SCALE,
+        },
+        fails={"test_initial_loss_large"},
+        says="subtract each row's largest logit",
+        id="no-max-subtraction",
+    ),
+    "only the upper edge of the band": Mistake(
+        {"scale_for_initial_loss": _scale("loss <= log_V + tol")},
+        fails={"test_scale_band", "test_scale_tolerance"},
+        says="the band is two-sided",
+        id="one-sided-band",
+    ),
+    "the scale where the loss is log V": Mistake(
+        {"scale_for_initial_loss": _scale("loss < log_V")},
+        fails={"test_scale_values", "test_scale_band", "test_scale_tolerance"},
+        says="a scale where the loss equals log V",
+        id="targets-log-v-exactly",
+    ),
+    "W scaled too": Mistake(
+        {"scale_for_initial_loss": _scale("abs(loss - log_V) <= tol", W="s * W")},
+        fails={"test_scale_values", "test_scale_band", "test_scale_tolerance"},
+        says="scaled W as well as E",
+        id="scaled-both-tables",
+    ),
+    "a fixed grid of 0.001": Mistake(
+        {"scale_for_initial_loss": _scale("abs(loss - log_V) <= tol", grid="0.001")},
+        fails={"test_scale_values", "test_scale_band", "test_scale_tolerance"},
+        says="not within the relative 1e-3",
+        id="not-precise-enough",
+    ),
+    "the small-scale rule": Mistake(
+        {
+            "scale_for_initial_loss": """
+import math
+import numpy as np
+
+def scale_for_initial_loss(E, W, ids, targets, tol=0.1):
+    # loss ~ log V + s**2 Var(z) / 2 for small s: a logit std of sqrt(2 tol)
+    Z = E[np.ravel(ids)] @ W.T
+    return math.sqrt(2 * tol / Z.var(axis=1).mean())
+"""
+        },
+        fails={"test_scale_values", "test_scale_band", "test_scale_tolerance"},
+        says="small-scale expansion",
+        id="small-scale-approximation",
     ),
 }
 

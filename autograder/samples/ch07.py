@@ -7,6 +7,47 @@ def _cost(body: str) -> str:
     return "import math\n\ndef table_cost(V, d, tied, factor_m=None):\n" + body
 
 
+# A correct best_dim that fits its own models: a sample with a wrong heldout_error keeps it, so
+# that it fails only heldout_error's cells.
+_OWN_BEST = """
+import numpy as np
+
+def best_dim(M_train, M_val, max_d):
+    mu = M_train.mean()
+    U, s, Vt = np.linalg.svd(M_train - mu, full_matrices=False)
+    errors = [np.mean((mu + (U[:, :d] * s[:d]) @ Vt[:d] - M_val) ** 2) for d in range(max_d + 1)]
+    return int(np.argmin(errors))
+"""
+
+
+def _held(
+    prediction="mu + (U[:, :d] * s[:d]) @ Vt[:d]",
+    score="np.mean((pred - M_val) ** 2)",
+    center="M_train.mean()",
+):
+    """A heldout_error that differs from a correct one in its prediction, score or centering."""
+    return f"""
+import numpy as np
+
+def heldout_error(M_train, M_val, d):
+    mu = {center}
+    U, s, Vt = np.linalg.svd(M_train - mu, full_matrices=False)
+    pred = {prediction}
+    return float({score})
+"""
+
+
+def _best(search: str) -> str:
+    """A best_dim whose search over d is ``search`` (with errors(ds) = held-out errors)."""
+    return f"""
+import numpy as np
+
+def best_dim(M_train, M_val, max_d):
+    errors = lambda ds: [heldout_error(M_train, M_val, d) for d in ds]
+    {search}
+"""
+
+
 def _dim(tf: str, fastai: str, header: str = "") -> str:
     return f"""import math
 {header}
@@ -36,6 +77,26 @@ ALTERNATIVES = {
             "int(math.sqrt(math.sqrt(V)) + 0.5)",
             "min(600, int(1.6 * math.exp(0.56 * math.log(V)) + 0.5))",
         ),
+        "heldout_error": """
+import numpy as np
+
+def heldout_error(M_train, M_val, d):
+    # the right singular vectors from the Gram matrix's eigenvectors, largest eigenvalue first
+    mu = np.mean(M_train)
+    A = M_train - mu
+    w, V = np.linalg.eigh(A.T @ A)
+    V_d = V[:, ::-1][:, :d]
+    return float(np.mean((mu + A @ V_d @ V_d.T - M_val) ** 2))
+""",
+        "best_dim": """
+def best_dim(M_train, M_val, max_d):
+    best, best_err = 0, heldout_error(M_train, M_val, 0)
+    for d in range(1, max_d + 1):
+        err = heldout_error(M_train, M_val, d)
+        if err < best_err:     # strictly smaller: the first d wins a tie
+            best, best_err = d, err
+    return best
+""",
     },
     "numpy int64 inside, converted with int(); numpy rounding": {
         "table_cost": """
@@ -59,6 +120,21 @@ def suggest_dim(V, rule):
         return int(np.round(np.power(V, 0.25)))
     return int(min(600, np.round(1.6 * np.power(float(V), 0.56))))
 """,
+        "heldout_error": """
+import numpy as np
+
+def heldout_error(M_train, M_val, d):
+    mu = M_train.sum() / M_train.size
+    U, s, Vt = np.linalg.svd(M_train - mu)
+    pred = np.full(M_train.shape, mu)
+    for k in range(d):          # one rank-one piece per kept direction
+        pred += s[k] * np.outer(U[:, k], Vt[k])
+    return float(np.linalg.norm(pred - M_val) ** 2 / M_val.size)
+""",
+        "best_dim": """
+def best_dim(M_train, M_val, max_d):
+    return min(range(max_d + 1), key=lambda d: heldout_error(M_train, M_val, d))
+""",
     },
     "a list returned, V ** (1/4), a lookup table of rules": {
         "table_cost": _cost("""
@@ -80,6 +156,29 @@ def suggest_dim(V, rule):
     except KeyError:
         raise ValueError(rule) from None
     return f(V)
+""",
+        "heldout_error": """
+import numpy as np
+
+def heldout_error(M_train, M_val, d):
+    mu = np.mean(M_train)
+    U, s, Vt = np.linalg.svd(M_train - mu, full_matrices=False)
+    kept = np.where(np.arange(s.size) < d, s, 0.0)   # zero the singular values past d
+    return float(((mu + (U * kept) @ Vt - M_val) ** 2).sum() / M_val.size)
+""",
+        "best_dim": """
+import numpy as np
+
+def best_dim(M_train, M_val, max_d):
+    # the whole curve from one SVD, adding one rank-one piece per step
+    mu = M_train.mean()
+    U, s, Vt = np.linalg.svd(M_train - mu, full_matrices=False)
+    pred = np.full(M_train.shape, mu)
+    errors = [np.mean((pred - M_val) ** 2)]
+    for k in range(max_d):
+        pred = pred + s[k] * np.outer(U[:, k], Vt[k])
+        errors.append(np.mean((pred - M_val) ** 2))
+    return int(np.argmin(errors))
 """,
     },
 }
@@ -234,6 +333,71 @@ def suggest_dim(V, rule):
         fails={"test_suggest_contract"},
         says="should raise ValueError",
         id="rule-not-checked",
+    ),
+    "scored on the training split": Mistake(
+        {"heldout_error": _held(score="np.mean((pred - M_train) ** 2)"), "best_dim": _OWN_BEST},
+        fails={"test_heldout_values", "test_heldout_centering", "test_heldout_edges"},
+        says="measured the error on the training split",
+        id="train-split",
+    ),
+    "one direction too many": Mistake(
+        {
+            "heldout_error": _held(prediction="mu + (U[:, : d + 1] * s[: d + 1]) @ Vt[: d + 1]"),
+            "best_dim": _OWN_BEST,
+        },
+        fails={"test_heldout_values", "test_heldout_centering", "test_heldout_edges"},
+        says="kept d + 1 or d - 1 directions",
+        id="rank-off-by-one",
+    ),
+    "no centering": Mistake(
+        {"heldout_error": _held(center="0.0"), "best_dim": _OWN_BEST},
+        fails={"test_heldout_values", "test_heldout_centering", "test_heldout_edges"},
+        says="fitted the SVD to M_train itself",
+        id="not-centered",
+    ),
+    "sum of squares": Mistake(
+        {"heldout_error": _held(score="np.sum((pred - M_val) ** 2)")},
+        fails={"test_heldout_values", "test_heldout_centering", "test_heldout_edges"},
+        says="summed the squared errors",
+        id="sum-not-mean",
+    ),
+    "chosen by the training error": Mistake(
+        {
+            "best_dim": """
+import numpy as np
+
+def best_dim(M_train, M_val, max_d):
+    errors = [heldout_error(M_train, M_train, d) for d in range(max_d + 1)]
+    return int(np.argmin(errors))
+"""
+        },
+        fails={"test_best_dim_rank", "test_best_dim_edges"},
+        says="what the training error picks",
+        id="chose-by-train-error",
+    ),
+    "range(max_d) misses max_d": Mistake(
+        {"best_dim": _best("return int(np.argmin(errors(range(max_d))))")},
+        fails={"test_best_dim_edges"},
+        says="range(max_d) never tries it",
+        id="max-d-excluded",
+    ),
+    "d = 0 never tried": Mistake(
+        {"best_dim": _best("return 1 + int(np.argmin(errors(range(1, max_d + 1))))")},
+        fails={"test_best_dim_edges"},
+        says="never tried d = 0",
+        id="zero-excluded",
+    ),
+    "the position in a list from d = 1": Mistake(
+        {"best_dim": _best("return int(np.argmin(errors(range(1, max_d + 1))))")},
+        fails={"test_best_dim_rank", "test_best_dim_edges"},
+        says="is one off the best d",
+        id="index-not-dim",
+    ),
+    "argmax": Mistake(
+        {"best_dim": _best("return int(np.argmax(errors(range(max_d + 1))))")},
+        fails={"test_best_dim_rank", "test_best_dim_edges"},
+        says="the largest held-out error",
+        id="argmax-not-argmin",
     ),
 }
 

@@ -11,7 +11,13 @@ must raise. Each statistic is allowed six of its standard errors, as the exercis
 * the sample excess kurtosis has standard error sqrt(24 / N) (0 for a normal, -1.2 for a uniform).
 
 The wrong scales are modelled from sigma (and V, d), never from the table of schemes.
-``expected_row_length``'s mistakes are modelled from the case and the expected value.
+``expected_row_length``'s and ``initial_loss``'s mistakes are modelled from the case and the
+expected value. ``scale_for_initial_loss``'s are too where they can be (the square root of the
+expected scale, a scale near 0, one within a few percent); the others need the loss itself, so a
+case carries what they give in its meta ("one_sided": the scale where the loss first passes
+log V + tol from below, "approximation": the small-scale expansion's scale, "bits": the answer
+with the loss in bits). A visible test states these literally; the hidden checks compute them
+with the reference's loss.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import math
 
 import numpy as np
 
+from ..compare import expected
 from ..judges import (
     NOT_ONE_ARRAY,
     RETURNED_NONE,
@@ -358,10 +365,176 @@ def row_judge(case, got, want):
     return msg
 
 
+# --------------------------------------------------------------------------------------------
+# initial_loss: the mean cross-entropy in nats, before any training
+# --------------------------------------------------------------------------------------------
+LOSS = "initial_loss"
+SCALE = "scale_for_initial_loss"
+LOSS_RTOL = 1e-6  # float32 tables may be summed in float32: a loss is a diagnostic, not a key
+SCALE_RTOL = 1e-3  # what the exercise asks of the scale
+
+
+def _positions(case):
+    """(N, shape) of a case's ids (initial_loss's and scale_for_initial_loss's third argument)."""
+    shape = np.shape(case.args[2])
+    return int(np.prod(shape, dtype=np.int64)), shape
+
+
+LOG2 = Mistake(
+    "log2-loss",
+    "took the loss in bits (log base 2): the course's loss is in nats, the natural log (np.log), "
+    "so that the uniform guess costs log V = ln V",
+    lambda case, want: np.float64(want / math.log(2)),
+)
+LOG10 = Mistake(
+    "log10-loss",
+    "took the loss with log base 10: the course's loss is in nats, the natural log (np.log)",
+    lambda case, want: np.float64(want / math.log(10)),
+)
+SUM_POSITIONS = Mistake(
+    "sum-over-positions",
+    "summed the per-position losses: the loss is their mean over all N positions, so that it "
+    "does not grow with the batch and log V stays the yardstick",
+    lambda case, want: None if _positions(case)[0] < 2 else np.float64(want * _positions(case)[0]),
+)
+FIRST_AXIS_MEAN = Mistake(
+    "mean-over-first-axis",
+    "averaged over the first axis only (summed over the others): for ids of shape (B, T) the "
+    "mean is over all B * T positions",
+    lambda case, want: (
+        None
+        if len(_positions(case)[1]) < 2 or _positions(case)[1][0] == _positions(case)[0]
+        else np.float64(want * _positions(case)[0] / _positions(case)[1][0])
+    ),
+)
+NO_MAX = Mistake(
+    "no-max-subtraction",
+    "exp of logits this large overflows (or a probability underflows to 0 and its log is -inf): "
+    "subtract each row's largest logit m first and take the log-softmax as "
+    "(z_y - m) - log(sum_j exp(z_j - m)), never exp(z) directly nor log(softmax(z))",
+)
+LOSS_MISTAKES = [LOG2, LOG10, SUM_POSITIONS, FIRST_AXIS_MEAN]
+NOT_ONE_NUMBER = Mistake("not-one-number", "one number (a float) was due")
+
+
+def _number(case, got, want, fname):
+    """(problem, the student's number, the expected number)."""
+    problem = common_problems(case, got, want, fname)
+    if problem or want.error_type is not None:
+        return problem, None, None
+    if got.is_tuple or got.value is None or got.value.size != 1:
+        what = ", ".join(got.types) if got.is_tuple else f"shape {np.shape(got.value)}"
+        return (
+            NOT_ONE_NUMBER.said(
+                f"{fname} should return one float for {case.label}; it returned {what}."
+            ),
+            None,
+            None,
+        )
+    return None, float(np.asarray(got.value, dtype=np.float64).reshape(-1)[0]), float(want.value)
+
+
+def _near(a, b, rtol):
+    return math.isfinite(a) and abs(a - b) <= rtol * max(abs(b), 1e-300)
+
+
+def _named_number(fname, case, g, w, mistakes, rtol):
+    """The first mistake that gives the student's number (and not the expected one)."""
+    for m in mistakes:
+        for alt in m.predictions(case, w):
+            if _near(g, float(alt), rtol) and not _near(float(alt), w, rtol):
+                return m.said(f"{fname} {m.message} (for {case.label}).")
+    return None
+
+
+def loss_judge(case, got, want):
+    problem, g, w = _number(case, got, want, LOSS)
+    if problem:
+        return problem
+    if _near(g, w, LOSS_RTOL):
+        return None
+    if not math.isfinite(g):
+        return NO_MAX.said(f"{LOSS} returned {g} for {case.label}: {NO_MAX.message}.")
+    named = _named_number(LOSS, case, g, w, LOSS_MISTAKES, LOSS_RTOL)
+    if named:
+        return named
+    return (
+        f"{LOSS} returned {g:.6g} for {case.label}{expected(case, f'{w:.6g}')}: the mean over "
+        "the positions of -log softmax(z_n)[y_n], z_n = W @ E[x_n], in nats."
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# scale_for_initial_loss: where the initial loss of s * E first leaves log V +- tol
+# --------------------------------------------------------------------------------------------
+def _from_meta(key):
+    """What a mistake gives, from the case's meta["wrong"] (a visible test states it literally)."""
+    return lambda case, want: case.meta.get("wrong", {}).get(key)
+
+
+ONE_SIDED = Mistake(
+    "one-sided-band",
+    "kept only loss <= log V + tol: the band is two-sided, |loss - log V| <= tol. A loss far "
+    "below log V before any training is as wrong a start as one far above it (the initial "
+    "predictions already favour the targets), and here the loss leaves the band downwards first",
+    _from_meta("one_sided"),
+)
+BOTH_TABLES = Mistake(
+    "scaled-both-tables",
+    "scaled W as well as E: the logits W @ (s E[x]) grow like s, but (s W) @ (s E[x]) grows like "
+    "s**2, so the answer is off by a square root. Scale the table E only",
+    lambda case, want: np.float64(math.sqrt(want)) if want > 0 else None,
+)
+APPROXIMATION = Mistake(
+    "small-scale-approximation",
+    "used the small-scale expansion (loss ~ log V + s**2 Var(z) / 2, a logit standard deviation "
+    "of sqrt(2 tol)): it is only approximate this far out. Find where the loss itself leaves "
+    "the band (bisection on the loss you compute)",
+    _from_meta("approximation"),
+)
+BITS = Mistake(LOG2.name, LOG2.message, _from_meta("bits"))  # the same mistake, in the band
+AT_LOG_V = Mistake(
+    "targets-log-v-exactly",
+    "returned a scale where the loss equals log V (s = 0, or where a loss that dipped below "
+    "log V comes back to it): the answer is where |loss - log V| first reaches tol. (If your "
+    "search did look for that, check that initial_loss gives exactly log V for a zero table)",
+    _from_meta("at_log_v"),
+)
+NOT_PRECISE = Mistake(
+    "not-precise-enough",
+    "is within a few percent but not within the relative 1e-3 asked: refine around the "
+    "crossing (bisection halves the bracket at each step; a fixed grid is too coarse)",
+)
+SCALE_MODELS = [ONE_SIDED, BOTH_TABLES, APPROXIMATION, BITS, AT_LOG_V]
+
+
+def loss_scale_judge(case, got, want):
+    problem, g, w = _number(case, got, want, SCALE)
+    if problem:
+        return problem
+    if _near(g, w, SCALE_RTOL):
+        return None
+    named = _named_number(SCALE, case, g, w, SCALE_MODELS, SCALE_RTOL)
+    if named:
+        return named
+    if math.isfinite(g) and abs(g) < 0.01 * w:
+        return AT_LOG_V.said(f"{SCALE} {AT_LOG_V.message} (for {case.label}: {g:.3g}).")
+    if _near(g, w, 0.05):
+        return NOT_PRECISE.said(
+            f"{SCALE} returned {g:.6g} for {case.label}, which {NOT_PRECISE.message}."
+        )
+    return (
+        f"{SCALE} returned {g:.6g} for {case.label}{expected(case, f'{w:.6g}')}: not the largest "
+        "scale s at which the initial loss of s * E is still within tol of log V."
+    )
+
+
 INIT_MISTAKES = [SCHEME_NOT_CHECKED, *SCALE_MISTAKES, CONSTANT, UNIFORM_CENTRED, GLOBAL_RNG]
 INIT_MISTAKES += [FIXED_SEED]
 # Every mistake this chapter recognises (judges.COMMON besides): ids unique within the chapter.
 MISTAKES = [*INIT_MISTAKES, *ROW_MISTAKES, GAMMA_OVERFLOW, NOT_A_FLOAT, NOT_EXACT]
+MISTAKES += [*LOSS_MISTAKES, NO_MAX, NOT_ONE_NUMBER, ONE_SIDED, BOTH_TABLES, APPROXIMATION]
+MISTAKES += [AT_LOG_V, NOT_PRECISE]
 
 
 JUDGES = {
@@ -370,5 +543,7 @@ JUDGES = {
     f"{INIT}:distribution": distribution_judge,
     f"{INIT}:rng": rng_judge,
     ROW: row_judge,
+    LOSS: loss_judge,
+    SCALE: loss_scale_judge,
 }
 expect = make_expect(JUDGES, MISTAKES)

@@ -6,9 +6,20 @@ parameter count, "ints" the types (two Python ints, no 32-bit overflow). ``sugge
 rule's value ("suggest_dim") and the contract ("suggest_dim:contract": an int, ValueError).
 
 Every wrong count is modelled from the case and the expected value, never from the reference.
+
+``heldout_error`` returns one float. Its classic mistakes that need a fitted model (the error on
+the training split, an uncentered fit, ...) are read from the case: ``meta["curve"]`` holds the
+held-out errors for d = 0, 1, ... (what an off-by-one rank gives) and ``meta["wrong"]`` what
+the other mistakes give; a visible test states them literally, the hidden checks compute them.
+``best_dim`` returns an int; its mistakes come from the case's ``max_d``, the expected d and the
+curve.
 """
 
 from __future__ import annotations
+
+import math
+
+import numpy as np
 
 from ..compare import expected, shown
 from ..judges import Mistake, common_problems
@@ -51,6 +62,175 @@ MISTAKES = [NOT_A_TUPLE, INT32_OVERFLOW, TIED_TWICE, ONE_TABLE, *BYTES.values(),
 MISTAKES += [NO_PROJECTION, FACTOR_IGNORED, FACTORIZED_TWICE, SHARED_PROJECTION]
 MISTAKES += [PROJECTION_V_BY_D, FLOAT_COUNTS, NUMPY_INTS, NO_CAP, MAX_NOT_MIN, POWER_OF_PRODUCT]
 MISTAKES += [TRUNCATED, ROUNDED_UP, NOT_ONE_NUMBER, RULE_NOT_CHECKED, FLOAT_WIDTH]
+
+HELD = "heldout_error"
+BEST = "best_dim"
+HELD_RTOL = 1e-7  # float64 SVDs by any method agree far closer than this
+
+
+def _wrong(key):
+    """What a mistake gives, from the case's meta["wrong"] (a visible test states it)."""
+    return lambda case, want: case.meta.get("wrong", {}).get(key)
+
+
+def _curve_at(step):
+    """The held-out error at d + step, from the case's meta["curve"] (None outside it)."""
+
+    def model(case, want):
+        curve, d = case.meta.get("curve", ()), int(case.args[2]) + step
+        return curve[d] if 0 <= d < len(curve) else None
+
+    return model
+
+
+TRAIN_SPLIT = Mistake(
+    "train-split",
+    "measured the error on the training split: the model is fitted to M_train and scored on "
+    "M_val. The training error only falls as d grows (d = min(n, m) fits it exactly), so it "
+    "cannot choose d",
+    _wrong("train"),
+)
+RANK_OFF_BY_ONE = Mistake(
+    "rank-off-by-one",
+    "kept d + 1 or d - 1 directions: the rank-d model keeps exactly the first d singular "
+    "directions, U[:, :d], s[:d] and Vt[:d, :] (d = 0: the mean alone)",
+    (_curve_at(1), _curve_at(-1)),
+)
+NOT_CENTERED = Mistake(
+    "not-centered",
+    "fitted the SVD to M_train itself: subtract M_train's mean first and add it back to the "
+    "prediction. Uncentered, the first direction is spent on the mean (about 3.5 everywhere) "
+    "instead of on the users' and items' structure",
+    _wrong("uncentered"),
+)
+MEAN_NOT_ADDED = Mistake(
+    "mean-not-added-back",
+    "subtracted M_train's mean before the SVD but did not add it back: the prediction is "
+    "mean + U_d S_d V_d^T",
+    _wrong("no_add_back"),
+)
+VALIDATION_MEAN = Mistake(
+    "validation-mean",
+    "centered with the held-out split's mean: everything the model uses comes from M_train, "
+    "and M_val only scores it (a model that peeks at its test data looks better than it is)",
+    _wrong("val_mean"),
+)
+SUM_NOT_MEAN = Mistake(
+    "sum-not-mean",
+    "summed the squared errors: the error is their mean over the n x m entries",
+    lambda case, want: want * np.size(case.args[1]),
+)
+RMSE = Mistake(
+    "rmse-not-mse",
+    "took the square root (an RMSE): the error asked is the mean squared error",
+    lambda case, want: math.sqrt(want),
+)
+HELD_MISTAKES = [TRAIN_SPLIT, RANK_OFF_BY_ONE, NOT_CENTERED, MEAN_NOT_ADDED, VALIDATION_MEAN]
+HELD_MISTAKES += [SUM_NOT_MEAN, RMSE]
+NOT_A_NUMBER = Mistake("not-a-number", "one number (a float) was due")
+
+
+def heldout_judge(case, got, want):
+    problem = common_problems(case, got, want, HELD)
+    if problem or want.error_type is not None:
+        return problem
+    if got.is_tuple or got.value is None or got.value.size != 1:
+        what = ", ".join(got.types) if got.is_tuple else f"shape {np.shape(got.value)}"
+        return NOT_A_NUMBER.said(f"{HELD} should return one float for {case.label}; got {what}.")
+    g, w = float(np.asarray(got.value, dtype=np.float64).reshape(-1)[0]), float(want.value)
+    if math.isfinite(g) and abs(g - w) <= HELD_RTOL * abs(w):
+        return None
+    for m in HELD_MISTAKES:
+        for alt in m.predictions(case, w):
+            alt = float(alt)
+            if abs(g - alt) <= 1e-6 * abs(alt) + 1e-12 and abs(alt - w) > HELD_RTOL * abs(w):
+                return m.said(f"{HELD} {m.message} (for {case.label}).")
+    return (
+        f"{HELD} returned {g:.6g} for {case.label}{expected(case, f'{w:.6g}')}: the mean over the "
+        "entries of (mean + U_d S_d V_d^T - M_val)**2, the rank-d SVD fitted to M_train - mean."
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# best_dim: the d in 0, ..., max_d with the smallest held-out error
+# --------------------------------------------------------------------------------------------
+def _max_d(case):
+    return int(case.args[2])
+
+
+def _curve_argmin(lo, hi_less):
+    """argmin of the curve over d in [lo, max_d - hi_less]: a search that skips an end."""
+
+    def model(case, want):
+        curve = case.meta.get("curve", ())[: _max_d(case) + 1]
+        part = curve[lo : len(curve) - hi_less]
+        return lo + int(np.argmin(part)) if len(part) and len(curve) == _max_d(case) + 1 else None
+
+    return model
+
+
+CHOSE_BY_TRAIN = Mistake(
+    "chose-by-train-error",
+    "returned max_d, the largest d allowed: that is what the training error picks (it only "
+    "falls). Choose by the held-out error, which falls while d adds signal and rises once it "
+    "adds noise",
+    lambda case, want: _max_d(case),
+)
+MAX_D_EXCLUDED = Mistake(
+    "max-d-excluded",
+    "is one off the best d, which is max_d itself here: range(max_d) never tries it (try every "
+    "d = 0, 1, ..., max_d: range(max_d + 1)), or a position in a list of errors that does not "
+    "start at d = 0 was returned as the dimension",
+    _curve_argmin(0, 1),
+)
+ZERO_EXCLUDED = Mistake(
+    "zero-excluded",
+    "never tried d = 0, the mean alone: when the matrix holds nothing but noise around its mean, "
+    "no direction helps and d = 0 is the best model",
+    _curve_argmin(1, 0),
+)
+ARGMAX = Mistake(
+    "argmax-not-argmin",
+    "returned the d with the largest held-out error: the best d has the smallest",
+    lambda case, want: (
+        int(np.argmax(case.meta["curve"][: _max_d(case) + 1])) if "curve" in case.meta else None
+    ),
+)
+INDEX_NOT_DIM = Mistake(
+    "index-not-dim",
+    "is one off the best d: the position in a list of errors that does not start at d = 0 is "
+    "not the dimension (and check that heldout_error keeps exactly d directions)",
+    (lambda case, want: want + 1, lambda case, want: want - 1),
+)
+BEST_MISTAKES = [CHOSE_BY_TRAIN, MAX_D_EXCLUDED, ZERO_EXCLUDED, ARGMAX, INDEX_NOT_DIM]
+FLOAT_DIM = Mistake("float-dim", "a float where the dimension, an int, is due")
+
+
+def best_judge(case, got, want):
+    problem = common_problems(case, got, want, BEST)
+    if problem or want.error_type is not None:
+        return problem
+    if got.is_tuple or got.value is None or got.value.shape != ():
+        return NOT_ONE_NUMBER.said(
+            f"{BEST} should return one int for {case.label}; got {', '.join(got.types)}."
+        )
+    g, w = got.value.item(), int(want.value.item())
+    if g == w:
+        t = got.types[0]
+        if t != "int" and not t.startswith("numpy.int"):
+            return FLOAT_DIM.said(
+                f"{BEST} returned a {t} ({g!r}) for {case.label}; a dimension is an int "
+                "(int(np.argmin(errors)))."
+            )
+        return None
+    for m in BEST_MISTAKES:
+        for alt in m.predictions(case, w):
+            if alt is not None and alt != w and g == alt:
+                return m.said(f"{BEST} {m.message} (for {case.label}).")
+    return f"{BEST} returned {g} for {case.label}{expected(case, str(w), ', expected ')}: not the d with the smallest held-out error."
+
+
+MISTAKES += [*HELD_MISTAKES, NOT_A_NUMBER, *BEST_MISTAKES, FLOAT_DIM]
 
 
 def _cost_args(case):
@@ -330,5 +510,7 @@ JUDGES = {
     f"{COST}:ints": ints_judge,
     DIM: rule_judge,
     f"{DIM}:contract": contract_judge,
+    HELD: heldout_judge,
+    BEST: best_judge,
 }
 expect = make_expect(JUDGES, MISTAKES)
