@@ -28,7 +28,7 @@ WORKERS ?= $(shell nproc)
 GRADE_FLAGS = $(if $(SCHEDULER),--scheduler $(SCHEDULER),--jobs $(JOBS)) $(if $(filter 1,$(NO_SANDBOX)),--no-sandbox,)
 PORT ?= 8888
 
-.PHONY: venv book test lint format release lab grade worker collect export demo solutions gradescope gradescope-test screenshots student-repo vendor-mathjax clean help
+.PHONY: venv book test lint format release lab grade report worker collect export demo solutions gradescope gradescope-test screenshots student-repo vendor-mathjax clean help
 
 help:
 	@echo "make book        build the website into _build/html"
@@ -37,6 +37,7 @@ help:
 	@echo "make release     regenerate exercises/ from solutions/ and book/*.ipynb from the pages"
 	@echo "make collect     an LMS's submissions zip into grading/submitted/ (LMS=canvas|moodle ZIP=FILE ROSTER=FILE ASSIGNMENT=A)"
 	@echo "make grade       grade grading/submitted/ (ASSIGNMENT=..., JOBS=N, SCHEDULER=..., NO_SANDBOX=1)"
+	@echo "make report      the class report after make grade: grading/report/index.html, CSVs, similarity"
 	@echo "make worker      a Dask grading worker for make grade SCHEDULER=... (WORKERS=N, NO_SANDBOX=1)"
 	@echo "make export      grades into the LMS's import file (LMS=canvas|moodle ROSTER=FILE [MAP=FILE])"
 	@echo "make demo        sample submissions graded into grading-demo/: the whole flow at once"
@@ -87,6 +88,13 @@ lab: $(STAMP)
 
 grade: $(STAMP)
 	python -m autograder.grade --grading-dir "$(GRADING)" $(GRADE_FLAGS) $(if $(ASSIGNMENT),--assignment $(ASSIGNMENT),)
+
+# The instructor's view of the class, from what make grade recorded: $(GRADING)/report/index.html
+# (self-contained, offline), its numbers as CSV and similarity.csv. SITE: the website the mistakes
+# link to (default this checkout's _build/html; e.g. the course's published URL).
+SITE ?=
+report: $(STAMP)
+	python -m autograder.report --grading-dir "$(GRADING)" $(if $(SITE),--site "$(SITE)",)
 
 # One grading worker process per core (one thread each), from the course's root, in its venv.
 # The preload refuses to serve when the sandbox cannot start, unless NO_SANDBOX=1.

@@ -232,6 +232,16 @@ def _write(grading_dir: Path, results, prep: dict, snap) -> Path | None:
     return None
 
 
+def _write_runs(grading_dir: Path, results, timings: dict, n_workers: int) -> None:
+    """The results `make report` reads, and where its page will be (it is not built here)."""
+    wall = timings["end"] - timings["start"]
+    run = {"finished": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "wall_s": wall}
+    report.write_runs(grading_dir, results, {**run, "workers": n_workers})
+    print(
+        f"class report (run `make report GRADING={grading_dir}`): {grading_dir / 'report' / 'index.html'}"
+    )
+
+
 def _print_end(grading_dir: Path, results, grades, timings: dict, n_workers: int) -> None:
     print(report.summary(results))
     if any(r.seconds_late > 0 or r.lms_late for r in results):
@@ -244,6 +254,7 @@ def _print_end(grading_dir: Path, results, grades, timings: dict, n_workers: int
         print(f"gradebook: {grading_dir / 'gradebook.db'}\ngrades:    {grades}")
         print(f"by submission (no submission told from 0): {grading_dir / 'submissions.csv'}")
     print(f"feedback:  {grading_dir / 'feedback'}/<student>/<assignment>/<assignment>.html")
+    _write_runs(grading_dir, results, timings, n_workers)
     busy = sum(r.seconds for r in results) / max(len(results), 1)
     t = timings
     print(

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import csv
+import json
 from collections import Counter, defaultdict
+from dataclasses import asdict
 from pathlib import Path
 
 from .late import late_text
@@ -127,3 +129,40 @@ def late_lines(results: list[SubmissionResult], policy: str) -> str:
         pen = f"penalty {r.late_penalty:g} of {r.score:g}" if r.late_penalty else "no penalty"
         lines.append(f"  {r.student}/{r.assignment}: {when}{flag}: {pen}")
     return "\n".join(lines)
+
+
+RUNS = "runs"  # <grading>/runs/<assignment>.json: what `make report` reads (autograder/report)
+
+
+def _record(r: SubmissionResult) -> dict:
+    d = asdict(r)
+    d.pop("trace", None)  # a grader traceback stays in the terminal
+    d["score"], d["max_score"] = r.score, r.max_score
+    return d
+
+
+def write_runs(grading_dir: Path, results: list[SubmissionResult], run: dict) -> list[Path]:
+    """One file per assignment graded: every submission's latest result (a later run of some
+    students replaces theirs, keeps the others') and the list of runs with their timings."""
+    folder = grading_dir / RUNS
+    folder.mkdir(parents=True, exist_ok=True)
+    by_a = defaultdict(list)
+    for r in results:
+        by_a[r.assignment].append(r)
+    written = []
+    for a, rs in sorted(by_a.items()):
+        path = folder / f"{a}.json"
+        try:
+            old = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            old = {}
+        subs = old.get("submissions", {}) if isinstance(old, dict) else {}
+        subs.update({r.student: _record(r) for r in rs})
+        runs = old.get("runs", []) if isinstance(old, dict) else []
+        runs.append({**run, "notebooks": len(rs), "worker_seconds": sum(r.seconds for r in rs)})
+        data = {"assignment": a, "submissions": dict(sorted(subs.items())), "runs": runs}
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+        tmp.replace(path)
+        written.append(path)
+    return written
