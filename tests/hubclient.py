@@ -10,17 +10,28 @@ login and token, the way JupyterLab talks to its server.
   formgrader's API;
 * :meth:`HubUser.run_code` runs code in a kernel of the user's server over its websocket, as a
   notebook cell does (the code runs as that Unix user).
+
+:class:`Hub` runs `make hub` in the background for a test, as an instructor would in a terminal.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
+import socket
+import subprocess
+import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from urllib.parse import quote
 
 import requests
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 class HubError(AssertionError):
@@ -120,7 +131,9 @@ class HubUser:
         """Run ``code`` in a new kernel of the user's server; {"stdout", "error"}."""
         kernel = self.json("POST", "api/kernels", json={"name": "python3"})
         try:
-            return asyncio.run(self._execute(kernel["id"], code, timeout))
+            # its own thread: the caller's may run an event loop already (Playwright's)
+            with ThreadPoolExecutor(1) as pool:
+                return pool.submit(asyncio.run, self._execute(kernel["id"], code, timeout)).result()
         finally:
             self.call("DELETE", f"api/kernels/{kernel['id']}", ok=(204, 404))
 
@@ -175,3 +188,53 @@ class HubUser:
                 break
         ws.close()
         return {"stdout": "".join(out), "error": error}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Hub:
+    """`make hub` in the background (its own session): its output, settings, and stopping it."""
+
+    def __init__(self, home: Path, grading: Path, instructor: str, student: str, n: int):
+        self.home, self.grading = home, grading
+        self.port = free_port()
+        self.out: list[str] = []
+        args = [
+            f"HUB_DIR={home}",
+            f"HUB_PORT={self.port}",
+            f"HUB_INSTRUCTOR={instructor}",
+            f"HUB_STUDENT={student}",
+            f"HUB_STUDENTS={n}",
+            f"GRADING={grading}",
+        ]
+        self.proc = subprocess.Popen(
+            ["make", "-s", "hub", *args],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.out.append(line)
+
+    def wait_up(self, timeout: float = 300) -> dict:
+        """The trial's settings (URL, users, passwords), once `make hub` says it is up."""
+        deadline = time.monotonic() + timeout
+        while not any("trial hub is up" in ln for ln in self.out):
+            assert self.proc.poll() is None, "make hub exited:\n" + "".join(self.out)
+            assert time.monotonic() < deadline, "make hub: not up:\n" + "".join(self.out)
+            time.sleep(0.3)
+        return json.loads((self.home / "state" / "settings.json").read_text())
+
+    def stop(self, timeout: float = 120) -> int:
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGTERM)  # make passes it on to the hub's process
+        return self.proc.wait(timeout=timeout)

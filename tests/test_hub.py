@@ -39,11 +39,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import sync_playwright
 
 from autograder import samples
 from autograder.course import COURSE_ID, ROOT
 from autograder.samples import ch01
-from tests.hubclient import HubUser
+from tests.browser.hub_student import BrowserStudent
+from tests.hubclient import Hub, HubUser
 
 pytestmark = pytest.mark.slow
 
@@ -54,12 +56,7 @@ INSTRUCTOR = "ethub-teacher"
 STUDENT = "ethub-s"
 S1, S2, S3 = (f"{STUDENT}{i}" for i in (1, 2, 3))
 MISTAKE = ch01.MISTAKES[ch01.DEMO_MISTAKE]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+SHOTS = ROOT / "_build" / "hub-screenshots"  # what student 1 saw, step by step: look at them
 
 
 class Steps:
@@ -76,49 +73,6 @@ class Steps:
 
     def table(self) -> str:
         return "\n".join(f"{t:7.2f} s  {name}  {saw}" for name, t, saw in self.rows)
-
-
-class Hub:
-    """`make hub` in the background: its output, its settings, and a way to stop it."""
-
-    def __init__(self, grading: Path):
-        self.grading = grading
-        self.port = _free_port()
-        self.out: list[str] = []
-        args = [
-            f"HUB_DIR={HUB_DIR}",
-            f"HUB_PORT={self.port}",
-            f"HUB_INSTRUCTOR={INSTRUCTOR}",
-            f"HUB_STUDENT={STUDENT}",
-            "HUB_STUDENTS=3",
-            f"GRADING={grading}",
-        ]
-        self.proc = subprocess.Popen(
-            ["make", "-s", "hub", *args],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            start_new_session=True,
-        )
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            self.out.append(line)
-
-    def wait_up(self, timeout: float = 300) -> dict:
-        deadline = time.monotonic() + timeout
-        while not any("trial hub is up" in ln for ln in self.out):
-            assert self.proc.poll() is None, "make hub exited:\n" + "".join(self.out)
-            assert time.monotonic() < deadline, "make hub: not up:\n" + "".join(self.out)
-            time.sleep(0.3)
-        return json.loads((HUB_DIR / "state" / "settings.json").read_text())
-
-    def stop(self, timeout: float = 120) -> int:
-        if self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGTERM)  # make passes it on to the hub's process
-        return self.proc.wait(timeout=timeout)
 
 
 def _user(settings: dict, name: str) -> HubUser:
@@ -150,10 +104,14 @@ def _submit(user: HubUser) -> dict:
     return {a["status"]: a for a in answer["value"]}
 
 
-def _feedback(user: HubUser) -> str:
-    """fetch_feedback, then the page it put in the student's home (the latest submission's)."""
-    listed = user.json(
-        "POST", "assignments/fetch_feedback", data={"course_id": COURSE_ID, "assignment_id": A}
+def _feedback(user: HubUser, fetch: bool = True) -> str:
+    """fetch_feedback (unless fetched in the browser), then the page it put in the student's home
+    (the latest submission's)."""
+    data = {"course_id": COURSE_ID, "assignment_id": A}
+    listed = (
+        user.json("POST", "assignments/fetch_feedback", data=data)
+        if fetch
+        else user.json("GET", "assignments", params={"course_id": COURSE_ID})
     )
     subs = next(a for a in listed["value"] if a["status"] == "submitted")["submissions"]
     latest = max(subs, key=lambda s: s["timestamp"])
@@ -161,31 +119,45 @@ def _feedback(user: HubUser) -> str:
     return user.read_text(latest["local_feedback_path"] + f"/{A}.html")
 
 
-def _students_steps(steps: Steps, users: dict, now_due) -> dict:
-    """Fetch, solve, validate and submit, each student through their own server."""
+def _browser_student_one(steps: Steps, b, s1: HubUser, mistake: dict, correct: dict) -> dict:
+    """Student 1 in JupyterLab's Assignments tab (chromium): every click theirs; what they typed
+    saved through their own Contents API."""
     seen = {}
-    for name in (S1, S2):
-        seen[f"{name} list"] = steps(
-            f"{name}: list released", lambda u=users[name]: _released(u), lambda r: ", ".join(r)
-        )
-        seen[f"{name} fetch"] = steps(
-            f"{name}: fetch", lambda u=users[name]: _fetch(u), lambda r: ", ".join(r)
-        )
-    mistake = samples.build(A, MISTAKE.sources)
-    correct = samples.build(A, {})
-    s1, s2, s3 = users[S1], users[S2], users[S3]
-    steps(
-        f"{S1}: save the mistake, submit (early)",
-        lambda: (s1.save_notebook(NB, mistake), _submit(s1)),
+    steps(f"{S1}: log in (browser), JupyterLab opens", b.log_in)
+    seen[f"{S1} tab"] = steps(f"{S1}: Assignments tab", b.assignments, _line_with_a)
+    seen[f"{S1} fetch"] = steps(f"{S1}: Fetch", b.fetch, lambda t: t.replace("\n", " ")[:60])
+    seen[f"{S1} list"] = _released(s1)
+    seen[f"{S1} heading"] = steps(f"{S1}: open the notebook", lambda: b.open_notebook(A), str)
+    s1.save_notebook(NB, mistake)
+    seen["s1 validate mistake"] = steps(
+        f"{S1}: Validate (the classic mistake)", lambda: b.validate("mistake"), _dialog_seen
     )
-    time.sleep(1.1)  # nbgrader's timestamps: a later submission is later by more than rounding
+    seen["s1 first submit"] = steps(f"{S1}: Submit (early)", lambda: b.submit("mistake"), str)
+    time.sleep(1.1)  # nbgrader's timestamps: the later submission is later by more than rounding
     s1.save_notebook(NB, correct)
     seen["s1 validate"] = steps(
-        f"{S1}: save the correct answer, validate",
-        lambda: s1.nbgrader("validate", path=NB),
-        _validated,
+        f"{S1}: Validate (the correct answer)", lambda: b.validate("correct"), _dialog_seen
     )
-    seen["s1 submit"] = steps(f"{S1}: submit again", lambda: _submit(s1))
+    seen["s1 submit"] = steps(f"{S1}: Submit again", lambda: b.submit("correct"), str)
+    return seen
+
+
+def _line_with_a(text: str) -> str:
+    return next((ln for ln in text.splitlines() if A in ln), text[:80]).strip()
+
+
+def _dialog_seen(text: str) -> str:
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    return " | ".join(lines[1:2] + [ln for ln in lines if "float32" in ln and "expected" in ln][:1])
+
+
+def _students_steps(steps: Steps, users: dict, browser, now_due) -> dict:
+    """Fetch, solve, validate and submit, each student through their own server."""
+    mistake, correct = samples.build(A, MISTAKE.sources), samples.build(A, {})
+    s2, s3 = users[S2], users[S3]
+    seen = _browser_student_one(steps, browser, users[S1], mistake, correct)
+    seen[f"{S2} list"] = steps(f"{S2}: list released", lambda: _released(s2), ", ".join)
+    seen[f"{S2} fetch"] = steps(f"{S2}: fetch", lambda: _fetch(s2), ", ".join)
     s2.save_notebook(NB, mistake)
     seen["s2 validate"] = steps(
         f"{S2}: save the classic mistake, validate",
@@ -193,7 +165,7 @@ def _students_steps(steps: Steps, users: dict, now_due) -> dict:
         _validated,
     )
     seen["s2 submit"] = steps(f"{S2}: submit", lambda: _submit(s2))
-    seen["due"] = steps("instructor: the due date passes", now_due)
+    seen["due"] = steps("instructor: the due date passes (formgrader)", now_due)
     steps(f"{S3}: fetch", lambda: _fetch(s3))
     s3.save_text(NB, '{"cells": [ this is not JSON')
     seen["s3 validate"] = steps(
@@ -222,7 +194,7 @@ def _grade(grading: Path) -> subprocess.CompletedProcess:
     )
 
 
-def _loop(hub: Hub, steps: Steps) -> dict:
+def _loop(hub: Hub, steps: Steps, playwright) -> dict:
     settings = steps("make hub: up", hub.wait_up)
     seen = {"settings": settings}
     inst = steps("instructor: log in, token", lambda: _user(settings, INSTRUCTOR))
@@ -242,7 +214,11 @@ def _loop(hub: Hub, steps: Steps) -> dict:
         time.sleep(0.1)
         return inst.json("PUT", f"formgrader/api/assignment/{A}", json=body)
 
-    seen.update(_students_steps(steps, users, now_due))
+    browser = BrowserStudent(
+        playwright, settings["url"], S1, settings["passwords"]["student"], SHOTS
+    )
+    seen["browser"] = browser
+    seen.update(_students_steps(steps, users, browser, now_due))
     seen["collect"] = steps(
         "instructor: collect (formgrader)",
         lambda: inst.json("POST", f"formgrader/api/assignment/{A}/collect"),
@@ -261,9 +237,15 @@ def _loop(hub: Hub, steps: Steps) -> dict:
         "instructor: release feedback (formgrader)",
         lambda: inst.json("POST", f"formgrader/api/assignment/{A}/release_feedback"),
     )
-    for name, user in users.items():
+    seen[f"{S1} feedback view"] = steps(
+        f"{S1}: Fetch Feedback, (view feedback), open the page (browser)",
+        browser.feedback,
+        _score_seen,
+    )
+    seen[f"{S1} feedback"] = _feedback(users[S1], fetch=False)
+    for name in (S2, S3):
         seen[f"{name} feedback"] = steps(
-            f"{name}: fetch feedback, read it", lambda u=user: _feedback(u), _score_seen
+            f"{name}: fetch feedback, read it", lambda u=users[name]: _feedback(u), _score_seen
         )
     seen["users"] = users
     seen["instructor"] = inst
@@ -282,12 +264,16 @@ def loop(tmp_path_factory):
     grading.mkdir(mode=0o755)
     modes = {p: os.stat(p) for p in (ROOT, grading)}
     steps = Steps()
-    hub = Hub(grading)
+    hub = Hub(HUB_DIR, grading, INSTRUCTOR, STUDENT, 3)
     seen: dict = {"modes_before": modes, "grading_dir": grading}
+    pw = sync_playwright().start()
     try:
-        seen.update(_loop(hub, steps))
+        seen.update(_loop(hub, steps, pw))
         seen["probes"] = _probes(seen)
     finally:
+        if "browser" in seen:
+            seen["browser"].close()
+        pw.stop()
         seen["stop"] = steps("SIGTERM: stop everything", hub.stop)
         seen["out"] = "".join(hub.out)
         seen["grading"] = grading
@@ -398,26 +384,34 @@ def test_every_user_is_a_unix_user_whose_server_runs_as_them(loop):
 
 def test_release_reaches_students_who_fetch_it(loop):
     assert "Released as" in loop["release"]["log"], loop["release"]
+    assert A in loop[f"{S1} tab"] and "Fetch" in loop[f"{S1} tab"], loop[f"{S1} tab"]
+    assert "released" in loop[f"{S2} list"], loop[f"{S2} list"]
     for name in (S1, S2):
-        assert "released" in loop[f"{name} list"], loop[f"{name} list"]
-        fetched = loop[f"{name} fetch"]["fetched"]
+        listed = loop[f"{name} list"] if name == S1 else loop[f"{name} fetch"]
+        fetched = listed["fetched"]
         assert fetched["path"] == A and fetched["notebooks"][0]["path"] == NB, fetched
+    assert loop[f"{S1} heading"].startswith("Exercise 1"), (
+        "the fetched notebook opens in JupyterLab"
+    )
 
 
 def test_validate_tells_the_correct_answer_from_the_classic_mistake(loop):
-    ok, bad, corrupt = loop["s1 validate"], loop["s2 validate"], loop["s3 validate"]
-    assert ok["success"] and not ok["value"].get("failed"), ok
-    failed = bad["value"]["failed"]
+    assert "Success! Your notebook passes all the tests." in loop["s1 validate"]
+    assert "The following cell failed" in loop["s1 validate mistake"]
+    assert MISTAKE.says in loop["s1 validate mistake"], loop["s1 validate mistake"][-1500:]
+    failed = loop["s2 validate"]["value"]["failed"]
     assert failed and any(MISTAKE.says in f["error"] for f in failed), failed
+    corrupt = loop["s3 validate"]
     assert not corrupt["success"] and "NotJSONError" in corrupt["value"], corrupt
 
 
 def test_submissions_reach_the_exchange_and_the_latest_is_graded(loop):
-    subs = loop["s1 submit"]["submitted"]["submissions"]
-    assert len(subs) == 2, "both of student 1's submissions are listed"
+    first, shown = loop["s1 first submit"], loop["s1 submit"]
+    assert len(first) == 1 and len(shown) == 2 and first[0] in shown, (first, shown)
     grades = loop["formgrader"]
     assert grades[S1]["score"] == grades[S1]["max_score"] > 0, grades[S1]
     assert 0 < grades[S2]["score"] < grades[S2]["max_score"], grades[S2]
+    assert loop["s2 submit"]["submitted"]["submissions"], loop["s2 submit"]
 
 
 def test_make_grade_names_the_corrupt_notebook(loop):
@@ -443,6 +437,11 @@ def test_each_student_fetches_feedback_with_their_score_and_mistake(loop):
         score, top = grades[name]["score"], grades[name]["max_score"]
         assert re.search(rf"{score:g}\s*/\s*{top:g}", page), (name, score, top, page[:600])
     assert MISTAKE.says in loop[f"{S2} feedback"]
+    score, top = grades[S1]["score"], grades[S1]["max_score"]
+    assert re.search(rf"Score:\s*{score:g}\s*/\s*{top:g}", loop[f"{S1} feedback view"]), (
+        "student 1 sees their score in JupyterLab",
+        loop[f"{S1} feedback view"][:400],
+    )
     assert MISTAKE.says not in loop[f"{S1} feedback"]
     for name in (S1, S2, S3):
         assert "BEGIN HIDDEN" not in loop[f"{name} feedback"]
@@ -496,8 +495,9 @@ def test_sigterm_stops_everything_and_removes_the_users(loop):
     assert left in ([], ["jupyterhub.log"]), left
     owned = [p for p in loop["grading"].rglob("*") if os.lstat(p).st_uid in uids]
     assert not owned, f"files still owned by the removed users: {owned[:5]}"
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", int(loop["settings"]["url"].rstrip("/").rsplit(":", 1)[1])))
+    port = int(loop["settings"]["url"].rstrip("/").rsplit(":", 1)[1])
+    with socket.socket() as s, pytest.raises(ConnectionRefusedError):
+        s.connect(("127.0.0.1", port))  # nothing listens where the hub was
 
 
 def _uid(d: Path) -> int | None:

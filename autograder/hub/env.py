@@ -122,6 +122,12 @@ def _drop_course(site: Path) -> None:
             shutil.rmtree(info)
 
 
+# JupyterLab in the users' servers: no news or update checks (a trial hub, maybe offline)
+LAB_OVERRIDES = {
+    "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False}
+}
+
+
 def build(home: Path) -> Env:
     """``home/python`` and ``home/env`` made afresh from this process's venv."""
     env = Env(prefix=home / "env", base=home / "python")
@@ -132,6 +138,9 @@ def build(home: Path) -> Env:
     _link_copy(Path(sys.prefix), env.prefix)
     _retarget(env.prefix, exe)
     _drop_course(env.prefix / "lib" / PY / "site-packages")
+    settings = env.prefix / "share" / "jupyter" / "lab" / "settings"
+    settings.mkdir(parents=True, exist_ok=True)
+    _replace(settings / "overrides.json", json.dumps(LAB_OVERRIDES, indent=1))
     return env
 
 
