@@ -80,6 +80,12 @@ def _user(settings: dict, name: str) -> HubUser:
     return HubUser(settings["url"], name, settings["passwords"][role]).login()
 
 
+def _ok(answer: dict) -> dict:
+    """A formgrader action's answer, which must say it succeeded (else its log is shown)."""
+    assert answer.get("success"), f"formgrader: {answer}"
+    return answer
+
+
 def _start_all(users: list[HubUser]) -> None:
     """Everyone starts at once, as a class does (the hub spawns concurrently)."""
     threads = [threading.Thread(target=u.start) for u in users]
@@ -185,13 +191,16 @@ def _validated(answer: dict) -> str:
 
 
 def _grade(grading: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
+    """`make grade` as the instructor runs it (as root: each kernel gets its own uid)."""
+    proc = subprocess.run(
         ["make", "-s", "grade", f"GRADING={grading}", f"ASSIGNMENT={A}", "JOBS=2"],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=600,
     )
+    assert proc.returncode == 0, f"make grade failed:\n{proc.stdout}\n{proc.stderr}"
+    return proc
 
 
 def _loop(hub: Hub, steps: Steps, playwright) -> dict:
@@ -204,7 +213,7 @@ def _loop(hub: Hub, steps: Steps, playwright) -> dict:
     steps("everyone: servers ready", lambda: max(u.wait_ready() for u in everyone))
     seen["release"] = steps(
         "instructor: release (formgrader)",
-        lambda: inst.json("POST", f"formgrader/api/assignment/{A}/release"),
+        lambda: _ok(inst.json("POST", f"formgrader/api/assignment/{A}/release")),
         lambda r: r.get("log", "")[-80:],
     )
 
@@ -221,7 +230,7 @@ def _loop(hub: Hub, steps: Steps, playwright) -> dict:
     seen.update(_students_steps(steps, users, browser, now_due))
     seen["collect"] = steps(
         "instructor: collect (formgrader)",
-        lambda: inst.json("POST", f"formgrader/api/assignment/{A}/collect"),
+        lambda: _ok(inst.json("POST", f"formgrader/api/assignment/{A}/collect")),
         lambda r: f"{r['log'].count('ollecting')} collected",
     )
     seen["grade"] = steps("instructor: make grade", lambda: _grade(hub.grading))
@@ -231,11 +240,11 @@ def _loop(hub: Hub, steps: Steps, playwright) -> dict:
     )
     seen["generate"] = steps(
         "instructor: generate feedback (formgrader)",
-        lambda: inst.json("POST", f"formgrader/api/assignment/{A}/generate_feedback"),
+        lambda: _ok(inst.json("POST", f"formgrader/api/assignment/{A}/generate_feedback")),
     )
     seen["release feedback"] = steps(
         "instructor: release feedback (formgrader)",
-        lambda: inst.json("POST", f"formgrader/api/assignment/{A}/release_feedback"),
+        lambda: _ok(inst.json("POST", f"formgrader/api/assignment/{A}/release_feedback")),
     )
     seen[f"{S1} feedback view"] = steps(
         f"{S1}: Fetch Feedback, (view feedback), open the page (browser)",
@@ -265,21 +274,22 @@ def loop(tmp_path_factory):
     modes = {p: os.stat(p) for p in (ROOT, grading)}
     steps = Steps()
     hub = Hub(HUB_DIR, grading, INSTRUCTOR, STUDENT, 3)
-    seen: dict = {"modes_before": modes, "grading_dir": grading}
+    seen: dict = {"modes_before": modes, "grading_dir": grading, "grading": grading}
     pw = sync_playwright().start()
     try:
-        seen.update(_loop(hub, steps, pw))
-        seen["probes"] = _probes(seen)
+        try:
+            seen.update(_loop(hub, steps, pw))
+            seen["probes"] = _probes(seen)
+        finally:
+            if "browser" in seen:
+                seen["browser"].close()
+            pw.stop()
+            seen["stop"] = steps("SIGTERM: stop everything", hub.stop)
+            seen["out"] = "".join(hub.out)
+            print("\n" + steps.table())
+        yield seen
     finally:
-        if "browser" in seen:
-            seen["browser"].close()
-        pw.stop()
-        seen["stop"] = steps("SIGTERM: stop everything", hub.stop)
-        seen["out"] = "".join(hub.out)
-        seen["grading"] = grading
-        print("\n" + steps.table())
-    yield seen
-    subprocess.run(["rm", "-rf", str(grading)], check=False)
+        subprocess.run(["rm", "-rf", str(grading)], check=False)
 
 
 PROBE = """

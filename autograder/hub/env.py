@@ -95,7 +95,7 @@ def _retarget(prefix: Path, exe: Path) -> None:
     cfg = (prefix / "pyvenv.cfg").read_text(encoding="utf-8").splitlines()
     keep = [ln for ln in cfg if ln.split("=")[0].strip() not in ("home", "executable", "command")]
     _replace(prefix / "pyvenv.cfg", "\n".join([f"home = {exe.parent}", *keep, ""]))
-    old = f"#!{sys.prefix}/bin/"
+    olds = {f"#!{p}/bin/" for p in (sys.prefix, os.path.realpath(sys.prefix))}
     for script in (prefix / "bin").iterdir():
         if script.name in ("python", "python3", PY):
             script.unlink()
@@ -105,7 +105,8 @@ def _retarget(prefix: Path, exe: Path) -> None:
                 text = script.read_text(encoding="utf-8")
             except (UnicodeDecodeError, OSError):
                 continue
-            if text.startswith(old):
+            old = next((o for o in olds if text.startswith(o)), None)
+            if old:
                 _replace(script, f"#!{prefix}/bin/" + text[len(old) :], script.stat().st_mode)
 
 
@@ -135,7 +136,7 @@ def build(home: Path) -> Env:
         if d.exists():
             shutil.rmtree(d)
     exe = copy_python(env.base)
-    _link_copy(Path(sys.prefix), env.prefix)
+    _link_copy(Path(os.path.realpath(sys.prefix)), env.prefix)  # a linked venv: its files
     _retarget(env.prefix, exe)
     _drop_course(env.prefix / "lib" / PY / "site-packages")
     settings = env.prefix / "share" / "jupyter" / "lab" / "settings"

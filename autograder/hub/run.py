@@ -124,6 +124,7 @@ def setup(trial: Trial, record: Record) -> dict:
         "passwords": {"student": secrets.token_urlsafe(9), "instructor": secrets.token_urlsafe(24)},
         "homes": {k: str(v) for k, v in homes.items()},
         "course": str(course),
+        "mounted": record.mounted,
         "grading": str(trial.grading),
         "environment": {
             "common": {**hub_env.variables(), "PYTHONDONTWRITEBYTECODE": "1"},
@@ -186,7 +187,9 @@ def banner(trial: Trial, settings: dict) -> str:
             f"  students:   {', '.join(trial.students)}  password {pw['student']}"
             "  (Nbgrader > Assignments)",
             f"  homes: {', '.join(settings['homes'].values())}",
-            f"  course {COURSE_ID}: the instructor's ~/course is {ROOT}; exchange {trial.exchange}",
+            f"  course {COURSE_ID}: the instructor's ~/course is {ROOT}"
+            + (f" (bind-mounted at {settings['mounted']})" if settings["mounted"] else "")
+            + f"; exchange {trial.exchange}",
             f"  grade collected submissions here, as root: make grade GRADING={grading}",
             f"  passwords kept in {trial.state / 'settings.json'}; the hub's log: "
             f"{trial.home / 'jupyterhub.log'}",

@@ -12,6 +12,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
 from . import harness
 
 LONG = 240_000  # ms: a loaded machine starts servers and kernels slowly
@@ -85,6 +87,14 @@ class BrowserStudent:
         self.shot("notebook")
         heading = self.page.locator(".jp-Notebook .jp-RenderedMarkdown h1").first.inner_text()
         self.page.locator(".lm-TabBar-tab.lm-mod-current .lm-TabBar-tabCloseIcon").click()
+        # JupyterLab may have touched the notebook's metadata on opening: nothing was typed here
+        discard = self.page.get_by_role("button", name="Discard")
+        try:
+            discard.wait_for(timeout=3_000)
+            discard.click()
+        except PlaywrightTimeout:
+            pass
+        self.page.wait_for_selector(".jp-Notebook", state="detached", timeout=LONG)
         return heading
 
     def validate(self, name: str) -> str:
