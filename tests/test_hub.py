@@ -309,6 +309,8 @@ probe("the course's solutions", lambda: open("$root/solutions/$nb").read())
 probe("the course's folder", lambda: os.listdir("$root"))
 probe("the grading folder", lambda: os.listdir("$grading"))
 probe("the course's code", lambda: __import__("autograder.checks"))
+import resource
+r["kernel MB"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps(r))
 """
 
@@ -327,6 +329,19 @@ def _server_uids() -> dict[str, set[int]]:
             user = next((e[16:].decode() for e in environ if e.startswith(b"JUPYTERHUB_USER=")), "")
             found.setdefault(user, set()).add(uid)
     return found
+
+
+def _rss_mb(uid: int) -> float:
+    """Resident memory of every process of the user, in MB."""
+    total = 0
+    for d in Path("/proc").iterdir():
+        try:
+            if d.name.isdigit() and d.stat().st_uid == uid:
+                m = re.search(r"^VmRSS:\s+(\d+) kB", (d / "status").read_text(), re.M)
+                total += int(m.group(1)) if m else 0
+        except OSError:
+            continue
+    return round(total / 1024)
 
 
 def _probes(seen: dict) -> dict:
@@ -362,6 +377,8 @@ def _probes(seen: dict) -> dict:
     out["home modes"] = {n: os.stat(h).st_mode & 0o7777 for n, h in homes.items()}
     out["fetched owner"] = {n: os.stat(Path(homes[n]) / NB).st_uid for n in (S1, S2)}
     out["server uids"] = _server_uids()
+    out["server MB"] = {n: _rss_mb(p.pw_uid) for n, p in out["pwd"].items()}
+    print(f"\nmemory: servers {out['server MB']} MB; a kernel {out['kernel'].get('kernel MB')} MB")
     try:
         HubUser(st["url"], INSTRUCTOR, st["passwords"]["student"]).login()
         out["student password as instructor"] = "logged in"
