@@ -47,7 +47,7 @@ help:
 	@echo "make book        build the website into _build/html"
 	@echo "make test        run every test (sets up .venv first)"
 	@echo "make lab         JupyterLab on your own copy of the exercises (workspace/)"
-	@echo "make release     regenerate exercises/ from solutions/"
+	@echo "make release     regenerate exercises/ from solutions/ and book/*.ipynb from the pages"
 	@echo "make hub         the course on a trial JupyterHub at 127.0.0.1:8000, as root (HUB_PORT=..., HUB_STUDENTS=N)"
 	@echo "make hub-down    undo a trial hub that was killed outright (its users, homes and modes)"
 	@echo "make collect     an LMS's submissions zip into grading/submitted/ (LMS=canvas|moodle ZIP=FILE ROSTER=FILE ASSIGNMENT=A)"

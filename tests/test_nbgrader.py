@@ -103,13 +103,19 @@ def plain_scores(course: Path, assignment: str) -> dict[str, dict[str, float]]:
     return out
 
 
-def our_scores(ours: Path, assignment: str) -> dict[str, dict[str, float]]:
+def our_rows(ours: Path, assignment: str) -> dict[str, dict[str, dict]]:
+    """student -> test cell -> its row of make grade's test_report.csv."""
     out: dict = {}
     with (ours / "test_report.csv").open(encoding="utf-8") as f:
         for row in csv.DictReader(f):
             if row["assignment"] == assignment:
-                out.setdefault(row["student"], {})[row["test"]] = float(row["score"])
+                out.setdefault(row["student"], {})[row["test"]] = row
     return out
+
+
+def our_scores(ours: Path, assignment: str) -> dict[str, dict[str, float]]:
+    rows = our_rows(ours, assignment)
+    return {s: {g: float(r["score"]) for g, r in tests.items()} for s, tests in rows.items()}
 
 
 def _full(assignment: str) -> float:
@@ -166,6 +172,15 @@ def test_make_grade_gives_the_same_scores_as_plain_nbgrader(course, assignment):
     for page in (course["ours"] / "feedback").glob(f"*/{assignment}/*.html"):
         text = page.read_text(encoding="utf-8")
         assert not any(line in text for line in secret), f"{page} shows hidden-test source"
+    # the mistake column: the demo mistake's id on a cell it fails (through the sandboxed
+    # kernel's exchange and the trusted judge), nothing for the correct answer
+    rows = our_rows(course["ours"], assignment)
+    ids = {
+        i for g in _mistake(assignment).fails for i in rows["demo_mistake"][g]["mistake"].split(";")
+    }
+    assert _mistake(assignment).id in ids, ids
+    assert {r["mistake"] for r in rows["demo_correct"].values()} == {""}
+    assert {r["mistake"] for r in rows["demo_stub"].values()} == {"not-implemented"}
     says = _mistake(assignment).says
     page = course["ours"] / "feedback" / "demo_mistake" / assignment / f"{assignment}.html"
     assert html.escape(says, quote=True) in page.read_text(encoding="utf-8"), (

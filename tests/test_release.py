@@ -1,5 +1,6 @@
 """The release pipeline: solutions/ -> exercises/, byte-stable, nothing secret, validated."""
 
+import ast
 import json
 import re
 import subprocess
@@ -8,7 +9,7 @@ import sys
 import pytest
 
 from autograder import nb as notebooks
-from autograder import release
+from autograder import release, samples
 from autograder.course import EXERCISES, SOLUTIONS, assignments, release_notebook, source_notebook
 
 from .leaks import find_leaks
@@ -55,6 +56,28 @@ def test_every_test_cell_has_a_docstring_visible_asserts_and_a_hidden_check(assi
         )
         assert "from autograder.checks import" in hidden, f"{gid}: hidden tests call autograder"
         assert notebooks.points(nb)[gid] > 0
+
+
+def _expect_calls(node) -> int:
+    return sum(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "expect"
+        for n in ast.walk(node)
+    )
+
+
+@pytest.mark.parametrize("assignment", assignments())
+def test_a_test_cell_with_several_expectations_collects_them_in_one_block(assignment):
+    """Several expect calls (or one in a loop) at the top level would stop at the first failure:
+    they go in `with expect.all():`, which reports every failing one (CONTRIBUTING)."""
+    nb = notebooks.read(source_notebook(assignment))
+    for gid, cell in notebooks.test_cells(nb).items():
+        visible = notebooks.source(cell).partition("### BEGIN HIDDEN TESTS")[0]
+        body = ast.parse(visible).body
+        loose = [s for s in body if not isinstance(s, ast.With) and _expect_calls(s)]
+        looped = any(isinstance(s, (ast.For, ast.While)) for s in loose)
+        assert len(loose) <= 1 and not looped, (
+            f"{gid}: put its expect calls in `with expect.all():`"
+        )
 
 
 @pytest.mark.parametrize("assignment", assignments())
@@ -149,18 +172,28 @@ def test_released_notebook_holds_no_solution_or_hidden_test(assignment):
 
 
 @pytest.mark.parametrize("assignment", assignments())
-def test_nbgrader_validate_passes_on_source_and_fails_on_released_stub(assignment):
-    def validate(path, *extra):
+def test_nbgrader_validate_passes_quietly_on_source_and_answers_and_fails_on_released_stub(
+    assignment, tmp_path
+):
+    """The source notebook and the released one with the reference answers pass, with no
+    warning from nbgrader (a test cell that ends in a value, e.g. an array, is read as partial
+    credit and warned about); the untouched release fails every test (--invert)."""
+
+    def validate(*args):
         return subprocess.run(
-            [sys.executable, "-m", "nbgrader", "validate", str(path), *extra],
+            [sys.executable, "-m", "nbgrader", "validate", *map(str, args)],
             cwd=SOLUTIONS.parent,
             capture_output=True,
             text=True,
             timeout=300,
         )
 
-    ok = validate(source_notebook(assignment))
-    assert ok.returncode == 0 and "Success!" in ok.stdout, ok.stdout + ok.stderr
+    answered = tmp_path / f"{assignment}.ipynb"
+    notebooks.write(samples.build(assignment, {}), answered)
+    ok = validate(source_notebook(assignment), answered)
+    log = ok.stdout + ok.stderr
+    assert ok.returncode == 0 and ok.stdout.count("Success!") == 2, log
+    assert "[ValidateApp | WARNING]" not in log and "Cell output is" not in log, log
     stub = validate(release_notebook(assignment), "--invert")
     assert stub.returncode == 0 and "Success!" in stub.stdout, stub.stdout + stub.stderr
 
@@ -172,3 +205,18 @@ def test_student_repo_holds_the_book_and_exercises_and_nothing_secret(tmp_path):
     for forbidden in ("solutions", "autograder", "tests", "nbgrader_config.py", "grading"):
         assert not (dest / forbidden).exists(), forbidden
     assert not find_leaks(dest.rglob("*"))
+
+
+def test_teaching_points_table_is_what_the_released_notebooks_give():
+    """TEACHING.md's points table (what an instructor enters in Gradescope and the LMS) is the sum
+    of each released notebook's test-cell points; `make release` rewrites it."""
+    from autograder.release import points
+
+    page = points.PAGE.read_text(encoding="utf-8")
+    assert points.rewrite(page, points.table()) == page, "TEACHING.md's table drifted: make release"
+    for a in assignments():
+        total = sum(notebooks.points(notebooks.read(release_notebook(a))).values())
+        assert total > 0
+        assert re.search(rf"^\| `{a}` \| [^|]+ \| {total:g} \| \d+ \|$", page, re.M), a
+    with pytest.raises(ValueError, match="marker"):
+        points.rewrite("no markers here", points.table())

@@ -19,7 +19,7 @@ from autograder import release  # noqa: E402
 from autograder.course import assignments, source_notebook  # noqa: E402
 from coursekit import timing as T  # noqa: E402
 
-CHAPTERS = [f"{n:02d}" for n in range(1, 8)]
+CHAPTERS = [f"{n:02d}" for n in (*range(1, 8), 9)]  # the capstone (08) has no timing
 TINY = {
     "01": dict(n_tokens=8, d=4, vocab=(10, 20)),
     "02": dict(n_tokens=8, d=4, vocab=(10, 20)),
@@ -28,6 +28,7 @@ TINY = {
     "05": dict(n_tokens=8, d=4, vocab=(10, 20)),
     "06": dict(n_tokens=8, V=16, widths=(2, 4)),
     "07": dict(n_tokens=8, models=(("a", 10, 2), ("b", 20, 3)), calibrate_at="b"),
+    "09": dict(n_tokens=8, d=4, vocab=(10, 20)),
 }
 
 

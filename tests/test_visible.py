@@ -11,7 +11,9 @@ chapter's public mistake models). Here, for every chapter:
 * each classic mistake fails, as nbgrader grades it (the visible part first, then the hidden
   part), exactly the cells ``make grade`` fails (hidden part only), and the failing cells' messages
   name it; as a student sees it (released notebook, visible part only), every message it gets
-  from a failing cell names it too.
+  from a failing cell names it too;
+* no test cell ends in a value (nbgrader would read it as partial credit), and a cell's
+  ``with expect.all():`` block reports every failing expectation, once, at its end.
 
 The cells run in this process (our own sample answers), so the whole file takes seconds.
 """
@@ -23,6 +25,7 @@ import importlib
 import inspect
 import re
 
+import numpy as np
 import pytest
 
 from autograder import nb, samples
@@ -88,7 +91,8 @@ def test_the_pasted_helpers_run_alone_and_export_two_names(assignment):
     src = inline_cell_source({"inline": "tests", "chapter": _chapter(assignment)})
     assert not re.search(r"^\s*(import|from) (autograder|coursekit)", src, re.M)
     ns: dict = {"expected": "a student's variable", "close": None}
-    exec(compile(src, "<test helpers>", "exec"), ns)  # noqa: S102 - our own generated source
+    # dont_inherit: run it as a kernel does, without this file's `from __future__` imports
+    exec(compile(src, "<test helpers>", "exec", dont_inherit=True), ns)  # noqa: S102
     names = {k for k in ns if not k.startswith("__")}
     assert names == {"expected", "close", "expect", "Raises"}, names
     assert ns["expected"] == "a student's variable"
@@ -106,10 +110,25 @@ def _executable(cell) -> bool:
     return bool(nb.meta(cell))
 
 
+def _exec_cell(src: str, name: str, ns: dict):
+    """Run a cell as IPython does and return its value: that of a last expression statement
+    (what Out[] shows, and what nbgrader reads as partial credit), else None."""
+    tree = ast.parse(src)
+    last = tree.body[-1] if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+    if last is not None:
+        tree.body.pop()
+    # dont_inherit: as a kernel runs it, without this file's `from __future__` imports
+    exec(compile(tree, name, "exec", dont_inherit=True), ns)  # noqa: S102 - our own fixtures
+    if last is None:
+        return None
+    return eval(compile(ast.Expression(last.value), name, "eval", dont_inherit=True), ns)  # noqa: S307
+
+
 def _run(notebook: dict, hidden_sources: dict | None) -> dict:
     """grade_id -> the message a failing test cell shows (None when it passes). With
     ``hidden_sources`` (grade_id -> the source cell), each test cell runs as nbgrader grades it:
-    the visible part, then the hidden part."""
+    the visible part, then the hidden part. A test cell that ends in a value fails: nbgrader
+    would read the value as partial credit."""
     ns: dict = {"__name__": "__main__"}
     results = {}
     for cell in notebook["cells"]:
@@ -120,14 +139,14 @@ def _run(notebook: dict, hidden_sources: dict | None) -> dict:
         if nb.is_test(cell) and hidden_sources is not None:
             src = hidden_sources[gid]
         try:
-            exec(compile(src, f"<{gid or 'cell'}>", "exec"), ns)  # noqa: S102 - our fixtures
+            value = _exec_cell(src, f"<{gid or 'cell'}>", ns)
         except Exception as exc:  # noqa: BLE001 - a failing cell is the result
             if not nb.is_test(cell):
                 raise
             results[gid] = f"{type(exc).__name__}: {exc}"
         else:
             if nb.is_test(cell):
-                results[gid] = None
+                results[gid] = None if value is None else f"the cell ends in a value: {value!r}"
     return results
 
 
@@ -175,3 +194,56 @@ def test_each_classic_mistake_is_named_by_the_cell_that_catches_it(assignment, n
     for gid, message in student.items():
         assert gid in mistake.fails, f"{name}: the visible test {gid} fails a cell grading passes"
         assert mistake.says in message, f"{name}: {gid} shows the student {message!r}"
+
+
+# ----------------------------------------------------------------------------------------------
+# A cell with several expectations: `with expect.all():` reports every failing one
+# ----------------------------------------------------------------------------------------------
+def _helpers(chapter: str) -> dict:
+    ns: dict = {}
+    src = inline_cell_source({"inline": "tests", "chapter": chapter})
+    exec(compile(src, "<h>", "exec", dont_inherit=True), ns)  # noqa: S102
+    return ns
+
+
+ONE_HOT_TWO_BUGS = """
+import numpy as np
+
+def one_hot(ids, V):  # two bugs: integers, and the shape of ids lost
+    flat = np.ravel(ids)
+    return (flat[:, None] == np.arange(V)).astype(np.int64)
+"""
+
+
+def test_a_block_reports_every_failing_expectation_once_at_its_end():
+    """The released test_one_hot cell (three expectations in one block) on an answer with two
+    bugs: one error, with one line per failing expectation, each naming its mistake, then the
+    first in full; and the stub stops the block at once with NotImplementedError."""
+    a = "01_one_hot_lookup"
+    cell = nb.source(nb.test_cells(_released_with(a, {}))["test_one_hot"])
+    assert "with expect.all():" in cell
+    ns = _helpers("01")
+    exec(compile(ONE_HOT_TWO_BUGS, "<answer>", "exec"), ns)  # noqa: S102
+    with pytest.raises(AssertionError) as err:
+        exec(compile(cell, "<test_one_hot>", "exec"), ns)  # noqa: S102
+    text = str(err.value)
+    head, lines, full = text.split("\n")[0], text.split("\n")[1:4], text.split("\n", 5)[-1]
+    assert head == "3 of the 3 expectations in this cell failed:", text
+    assert "returns float64" in lines[0] and all("lost the shape of ids" in ln for ln in lines[1:])
+    assert text.split("\n")[4] == "The first in full:" and "returns float64" in full
+    labels = ["ids [2, 0, 2] with V = 4", "ids of shape (2, 2) with V = 3", "a 0-d id, np.array(1)"]
+    assert all(f"- {label}" in line for label, line in zip(labels, lines, strict=True)), lines
+    exec("def one_hot(ids, V):\n    raise NotImplementedError()\n", ns)  # noqa: S102 - the stub
+    with pytest.raises(NotImplementedError):
+        exec(compile(cell, "<test_one_hot>", "exec"), ns)  # noqa: S102
+
+
+def test_expect_returns_nothing_and_keeps_what_the_call_produced():
+    ns = _helpers("01")
+    E = np.arange(6.0).reshape(3, 2)
+    exec("def embedding_forward(E, ids):\n    return E[ids]\n", ns)  # noqa: S102 - an answer
+    fn = ns["embedding_forward"]
+    assert ns["expect"](fn, (E, np.array([2, 0])), E[[2, 0]]) is None
+    np.testing.assert_array_equal(ns["expect"].last, E[[2, 0]])
+    with pytest.raises(AssertionError, match="row before the right one"):
+        ns["expect"](fn, (E, np.array([1, 0])), E[[2, 1]])  # outside a block: raises at once

@@ -29,7 +29,7 @@ def forward_values():
     """embedding_forward: each id is replaced by its row"""
     worked = np.array([[1.0, 0.0], [0.0, 1.0], [2.0, 3.0], [-1.0, 1.0]])
     return [
-        fwd("the worked example (ids [2, 0, 2])", worked, np.array([2, 0, 2])),
+        fwd("the worked example (ids [2, 0, 2])", worked, np.array([2, 0, 2]), shown=True),
         fwd("a random (50, 8) table, ids of shape (4, 6)", _table(50, 8, 20), _ids((4, 6), 50, 21)),
         fwd(
             "a random (1000, 16) table, ids of shape (64,)",

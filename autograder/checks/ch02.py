@@ -60,7 +60,13 @@ def backward_repeated():
     zipf = _zipf(300, 100, 130)
     same = np.full(500, 7)
     return [
-        bwd("the worked example (ids [2, 0, 2])", np.array([2, 0, 2]), WORKED_G.copy(), 4),
+        bwd(
+            "the worked example (ids [2, 0, 2])",
+            np.array([2, 0, 2]),
+            WORKED_G.copy(),
+            4,
+            shown=True,
+        ),
         bwd(
             "ids [3, 3, 3, 1, 3] with V = 5",
             np.array([3, 3, 3, 1, 3]),
@@ -160,8 +166,8 @@ def backward_dtype():
 # ------------------------------------------------------------------------------------------
 # Part B: the row-sparse form (rows, values)
 # ------------------------------------------------------------------------------------------
-def rows_case(label, ids, grad_out):
-    return Case(label, (ids, grad_out), meta={"arg_names": ["ids", "grad_out"]})
+def rows_case(label, ids, grad_out, **meta):
+    return Case(label, (ids, grad_out), meta={"arg_names": ["ids", "grad_out"], **meta})
 
 
 @check("test_backward_rows", ROWS, rows_judge)
@@ -171,7 +177,9 @@ def backward_rows():
     same = np.full(300, 4)
     ids2 = _ids((3, 5), 8, 181)
     return [
-        rows_case("the worked example (ids [2, 0, 2])", np.array([2, 0, 2]), WORKED_G.copy()),
+        rows_case(
+            "the worked example (ids [2, 0, 2])", np.array([2, 0, 2]), WORKED_G.copy(), shown=True
+        ),
         rows_case(
             "ids [5, 1, 5, 3, 1, 5] (first occurrences unsorted)",
             np.array([5, 1, 5, 3, 1, 5]),

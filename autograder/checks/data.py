@@ -44,15 +44,15 @@ BACKWARD_ARGS = ["ids", "grad_out", "V"]
 ADAM_ARGS = ["E", "m", "v", "ids", "grad_out", "t", "lr", "betas", "eps"]
 
 
-def forward_case(label, E, ids):
+def forward_case(label, E, ids, **meta):
     """A case calling embedding_forward(E, ids)."""
-    return Case(label, (E, ids), meta={"arg_names": FORWARD_ARGS})
+    return Case(label, (E, ids), meta={"arg_names": FORWARD_ARGS, **meta})
 
 
-def backward_case(label, ids, grad_out, V, padding_idx=None):
+def backward_case(label, ids, grad_out, V, padding_idx=None, **meta):
     """A case calling embedding_backward(ids, grad_out, V[, padding_idx=...])."""
     kwargs = {} if padding_idx is None else {"padding_idx": padding_idx}
-    return Case(label, (ids, grad_out, V), kwargs, meta={"arg_names": BACKWARD_ARGS})
+    return Case(label, (ids, grad_out, V), kwargs, meta={"arg_names": BACKWARD_ARGS, **meta})
 
 
 def adam_case(label, E, m, v, ids, grad_out, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, **meta):

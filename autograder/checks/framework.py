@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from . import reference
-from .judges import Case, Judge, Outcome, outcome_of
+from .judges import Case, Judge, Outcome, mistake_id, outcome_of
 
 MAX_MESSAGES = 3  # failures listed per check; the rest are counted
 
@@ -41,12 +41,19 @@ MAX_MESSAGES = 3  # failures listed per check; the rest are counted
 class CheckResult:
     grade_id: str
     passed: bool
-    messages: list
+    messages: list  # plain strings, at most MAX_MESSAGES (+ a count of the others)
     cases_run: int
+    mistakes: list = field(default_factory=list)  # ids of the recognised mistakes, in order
 
     @property
     def message(self) -> str:
         return "\n".join(self.messages)
+
+    @property
+    def mistake(self) -> str:
+        """The ids of the mistakes recognised in the failing cases, distinct, in case order,
+        joined by ";" ("" when none was recognised): what a test report records."""
+        return ";".join(dict.fromkeys(m for m in self.mistakes if m))
 
 
 class Check:
@@ -83,6 +90,7 @@ class Check:
         cases = self.cases() if cases is None else cases
         ref = self.reference()
         messages: list[str] = []
+        mistakes: list[str] = []
         failed = 0
         for case, outcome in zip(cases, got, strict=True):
             want = outcome_of(ref, case)
@@ -93,13 +101,14 @@ class Check:
             msg = self.judge(case, outcome, want)
             if msg:
                 failed += 1
+                mistakes.append(mistake_id(msg))
                 if len(messages) < MAX_MESSAGES:
-                    messages.append(msg)
+                    messages.append(str(msg))
                 if outcome.error_type == "NotImplementedError":
                     break
         if failed > len(messages):
             messages.append(f"... and {failed - len(messages)} more failing case(s).")
-        return CheckResult(self.grade_id, failed == 0, messages, len(got))
+        return CheckResult(self.grade_id, failed == 0, messages, len(got), mistakes)
 
     def run(self, fn) -> CheckResult:
         cases = self.cases()

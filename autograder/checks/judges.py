@@ -2,7 +2,9 @@
 
 A *judge* compares what a student's function produced (an :class:`Outcome`) with what it should
 produce and returns a message, or ``None`` when the case passes; a :class:`Mistake` models what a
-classic wrong answer returns, so that the message can name it.
+classic wrong answer returns, so that the message can name it. A message that names a recognised
+mistake is a :class:`Diagnosis`: a ``str`` that also carries the mistake's stable id
+(``Mistake.name``, e.g. ``"trap-overwrite"``), which grading records with each test result.
 
 Public means: ``make release`` pastes this module (with :mod:`.harness`, :mod:`.compare`,
 :mod:`.visible` and the chapter's :mod:`.public` module) into every released notebook, so the
@@ -79,26 +81,37 @@ Judge = Callable[[Case, Outcome, Outcome], "str | None"]
 def common_problems(case: Case, got: Outcome, want: Outcome, fname: str) -> str | None:
     """Problems every check reports the same way: exceptions, stubs, None, modified inputs."""
     if got.error_type == "NotImplementedError":
-        return f"{fname} still raises NotImplementedError: replace the stub with your code."
+        return NOT_IMPLEMENTED.said(
+            f"{fname} still raises NotImplementedError: replace the stub with your code."
+        )
     if want.error_type is not None:
         if got.error_type is None:
-            return f"{fname} should raise {want.error_type} for {case.label}, but it returned."
+            return NO_ERROR.said(
+                f"{fname} should raise {want.error_type} for {case.label}, but it returned."
+            )
         if got.error_type != want.error_type:
-            return f"{fname} raised {got.error_type} for {case.label}; expected {want.error_type}."
+            return WRONG_ERROR.said(
+                f"{fname} raised {got.error_type} for {case.label}; expected {want.error_type}."
+            )
         return None
     if got.error_type is not None:
-        return f"{fname} raised {got.error_type} for {case.label}: {got.error}"
+        return RAISED.said(f"{fname} raised {got.error_type} for {case.label}: {got.error}")
     if got.modified:
         names = case.meta.get("arg_names")
         which = ", ".join(names[i] if names else f"argument {i}" for i in got.modified)
-        return (
+        return MODIFIED_INPUT.said(
             f"{fname} modified its input ({which}) for {case.label}. Work on a copy or build a "
             "new array: callers do not expect their inputs to change."
         )
     if got.conversion_error is not None:
-        return f"{fname} returned something that is not numbers for {case.label}: {got.conversion_error}"
+        return NOT_NUMBERS.said(
+            f"{fname} returned something that is not numbers for {case.label}: "
+            f"{got.conversion_error}"
+        )
     if case.output == "return" and got.returned_none and not want.returned_none:
-        return f"{fname} returned None for {case.label}. Did you forget the return statement?"
+        return RETURNED_NONE.said(
+            f"{fname} returned None for {case.label}. Did you forget the return statement?"
+        )
     return None
 
 
@@ -108,17 +121,138 @@ def one_array_problems(case: Case, got: Outcome, want: Outcome, fname: str) -> s
     if problem or want.error_type is not None:
         return problem
     if got.value is None or got.is_tuple:
-        return f"{fname} should return one array for {case.label}, got a {', '.join(got.types)}."
+        return NOT_ONE_ARRAY.said(
+            f"{fname} should return one array for {case.label}, got a {', '.join(got.types)}."
+        )
     return None
 
 
-@dataclass
+class Diagnosis(str):
+    """A judge's message that names a recognised mistake: the text (a ``str``, as every message
+    is) and ``mistake``, the stable id of the :class:`Mistake` it names."""
+
+    mistake: str
+
+    def __new__(cls, text: str, mistake: str = ""):
+        self = super().__new__(cls, text)
+        self.mistake = mistake
+        return self
+
+
+def mistake_id(message) -> str:
+    """The id of the mistake a judge's message names, "" when it names none (or passed)."""
+    return getattr(message, "mistake", "") if message else ""
+
+
+def is_mistake_id(name: str) -> bool:
+    """A stable id is kebab-case: lowercase letters and digits in words joined by single "-"."""
+    words = name.split("-")
+    return bool(name) and all(w and all(c.isdigit() or "a" <= c <= "z" for c in w) for w in words)
+
+
+@dataclass(frozen=True, eq=False)
 class Mistake:
-    """A classic wrong answer: ``model(case, want_value)`` gives what that mistake returns."""
+    """A classic wrong answer. ``name``: its stable id, kebab-case and unique within its chapter
+    (reports count mistakes by it, so it never changes once released); ``message``: what a
+    student reads when it is recognised; ``model``: ``model(case, want_value)`` gives what that
+    mistake returns (None: it cannot occur in this case), or a tuple of such models (one mistake
+    made in several ways), or None for a mistake a judge recognises by hand."""
 
     name: str
     message: str
-    model: Callable[[Case, np.ndarray], np.ndarray | None]
+    model: Any = None
+
+    def __post_init__(self):
+        if not is_mistake_id(self.name):
+            raise ValueError(f"a mistake's id must be kebab-case, got {self.name!r}")
+
+    def models(self) -> tuple:
+        if self.model is None:
+            return ()
+        return (self.model,) if callable(self.model) else tuple(self.model)
+
+    def predictions(self, case: Case, want):
+        """What the mistake gives on this case, by each of its models (None left out)."""
+        for model in self.models():
+            alt = model(case, want)
+            if alt is not None:
+                yield alt
+
+    def also(self, *models):  # -> Mistake (the pasted copy runs without deferred annotations)
+        """The same mistake (id and message) recognised by more models."""
+        return Mistake(self.name, self.message, self.models() + models)
+
+    def said(self, text: str) -> Diagnosis:
+        """``text`` (written by a judge about this mistake) carrying this mistake's id."""
+        return Diagnosis(text, self.name)
+
+    def on(self, case: Case, end: str = "") -> Diagnosis:
+        """The mistake's message for a case: "<message> (for <label>)"."""
+        return Diagnosis(f"{self.message} (for {case.label}){end}", self.name)
+
+
+# Problems every check reports the same way; their ids are shared by every chapter.
+NOT_IMPLEMENTED = Mistake("not-implemented", "the stub is still there (NotImplementedError)")
+RAISED = Mistake("raised", "raised an exception on a valid input")
+NO_ERROR = Mistake("no-error", "returned where it must raise an error")
+WRONG_ERROR = Mistake("wrong-error", "raised another error than the one it must raise")
+MODIFIED_INPUT = Mistake("modified-input", "modified an input the caller does not expect to change")
+NOT_NUMBERS = Mistake("not-numbers", "returned something that is not numbers")
+RETURNED_NONE = Mistake("returned-none", "returned None (a missing return statement)")
+NOT_ONE_ARRAY = Mistake("not-one-array", "returned several values, or none, where one array is due")
+TRANSPOSED = Mistake("transposed", "returned the transpose of the expected array")
+WRONG_DTYPE = Mistake("wrong-dtype", "the right values in the wrong dtype")
+REPLACED_ARRAY = Mistake(
+    "replaced-array", "an in-place function changed an array's shape or dtype (a new array)"
+)
+COMMON = [
+    NOT_IMPLEMENTED,
+    RAISED,
+    NO_ERROR,
+    WRONG_ERROR,
+    MODIFIED_INPUT,
+    NOT_NUMBERS,
+    RETURNED_NONE,
+    NOT_ONE_ARRAY,
+    TRANSPOSED,
+    WRONG_DTYPE,
+    REPLACED_ARRAY,
+]
+
+
+def catalogue(mistakes) -> dict:
+    """id -> Mistake: the common ones and a chapter's (its ``MISTAKES``), one place to read
+    every mistake its judges recognise. Raises ValueError for an id used by two mistakes."""
+    out: dict = {}
+    for m in [*COMMON, *mistakes]:
+        if out.setdefault(m.name, m) is not m:
+            raise ValueError(f"two mistakes have the id {m.name!r}: ids are unique in a chapter")
+    return out
+
+
+def dtype_advice(got_dtype, want_dtype) -> str:
+    """The sentence that says how a wrong dtype usually comes about, for a function whose result
+    keeps its input's dtype."""
+    got, want = np.dtype(got_dtype), np.dtype(want_dtype)
+    if want.kind == "f" and got.kind in "biu":
+        return (
+            f"The values are right but stored as {got} integers: compute in floats (np.zeros "
+            f"and np.asarray of floats keep floats), or convert with .astype(np.{want})."
+        )
+    if want.kind == "f" and got.kind == "f" and got.itemsize > want.itemsize:
+        return f"Keep the dtype of the input (do not convert {want} to {got})."
+    return f"Keep the dtype of the input ({want} in, {want} out)."
+
+
+def named_mistake(case: Case, got: np.ndarray, want: np.ndarray, mistakes, near=None):
+    """The first mistake whose prediction has the student's shape and values, said for this
+    case, or None. ``near(a, b)`` compares (default: :func:`close` at want's dtype)."""
+    near = near or (lambda a, b: close(a, b, want.dtype))
+    for m in mistakes:
+        for alt in m.predictions(case, want):
+            if np.shape(alt) == got.shape and near(got, alt):
+                return m.on(case)
+    return None
 
 
 def array_judge(
@@ -127,8 +261,10 @@ def array_judge(
     check_dtype: bool = True,
     mistakes: Sequence[Mistake] = (),
     row_word: str = "row",
+    dtype_hint: str | None = None,
 ) -> Judge:
-    """Judge a function that returns one array: shape, then dtype, then values."""
+    """Judge a function that returns one array: shape, then dtype, then values. ``dtype_hint``
+    replaces :func:`dtype_advice` for a function whose dtype is not its input's."""
 
     def judge(case: Case, got: Outcome, want: Outcome) -> str | None:
         problem = one_array_problems(case, got, want, fname)
@@ -136,25 +272,23 @@ def array_judge(
             return problem
         g, w = got.value, want.value
         if g.shape != w.shape:
-            hint = ""
+            named = named_mistake(case, g, w, mistakes)
+            if named:
+                return named
+            text = f"{fname} returned shape {g.shape} for {case.label}; expected {w.shape}."
             if g.ndim == w.ndim and g.shape == w.shape[::-1] and g.ndim == 2:
-                hint = " It looks transposed."
-            for m in mistakes:
-                alt = m.model(case, w)
-                if alt is not None and np.shape(alt) == g.shape and close(g, alt, w.dtype):
-                    return f"{m.message} (for {case.label})"
-            return f"{fname} returned shape {g.shape} for {case.label}; expected {w.shape}.{hint}"
+                return TRANSPOSED.said(text + " It looks transposed.")
+            return text
         if close(g, w, w.dtype):
             if check_dtype and g.dtype != w.dtype:
-                return (
+                return WRONG_DTYPE.said(
                     f"{fname} returned {g.dtype} for {case.label}; expected {w.dtype}. "
-                    "Keep the dtype of the input (do not convert float32 to float64)."
+                    + (dtype_hint or dtype_advice(g.dtype, w.dtype))
                 )
             return None
-        for m in mistakes:
-            alt = m.model(case, w)
-            if alt is not None and np.shape(alt) == g.shape and close(g, alt, w.dtype):
-                return f"{m.message} (for {case.label})"
+        named = named_mistake(case, g, w, mistakes)
+        if named:
+            return named
         if not np.all(np.isfinite(g.astype(np.float64))) and np.all(np.isfinite(w)):
             return f"{fname} returned NaN or inf for {case.label}; the expected values are finite."
         rows = differing_rows(g, w, w.dtype)
@@ -186,16 +320,14 @@ def shape_judge(
         g, w = got.value, want.value
         if g.shape == w.shape:
             return None
-        for m in mistakes:
-            alt = m.model(case, w)
-            if (
-                alt is not None
-                and np.shape(alt) == g.shape
-                and (not match_values or close(g, alt, w.dtype))
-            ):
-                return f"{m.message} (for {case.label})"
-        hint = " It looks transposed." if g.ndim == 2 and g.shape == w.shape[::-1] else ""
-        return f"{fname} returned shape {g.shape} for {case.label}; expected {expected}{w.shape}.{hint}"
+        near = (lambda a, b: close(a, b, w.dtype)) if match_values else (lambda a, b: True)
+        named = named_mistake(case, g, w, mistakes, near)
+        if named:
+            return named
+        text = f"{fname} returned shape {g.shape} for {case.label}; expected {expected}{w.shape}."
+        if g.ndim == 2 and g.shape == w.shape[::-1]:
+            return TRANSPOSED.said(text + " It looks transposed.")
+        return text
 
     return judge
 
@@ -220,7 +352,7 @@ def in_place_problem(case: Case, got: Outcome, want: Outcome, fname: str, names)
     the call changed (a copy rebound to the name, an upcast), or None."""
     for name, g, w in zip(names, got.values, want.values, strict=True):
         if g.shape != w.shape or g.dtype != w.dtype:
-            return (
+            return REPLACED_ARRAY.said(
                 f"{fname} changed {name} from {w.dtype} {w.shape} to {g.dtype} {g.shape} for "
                 f"{case.label}: update the caller's arrays in place, keeping their shape and dtype."
             )

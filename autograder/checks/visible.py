@@ -7,6 +7,16 @@ A visible test cell reads::
     expected = np.array([[0.5, 0.5, 0.5], [0.0, 0.0, 0.0], [3.0, 1.0, -1.0], [0.0, 0.0, 0.0]])
     expect(embedding_backward, (np.array([2, 0, 2]), g, 4), expected)
 
+and a cell with several expectations collects them in one block, which fails once at its end
+with every failing expectation (one line each, then the first in full)::
+
+    with expect.all():
+        expect(embedding_backward, (ids, g, 5), expected, label="ids of shape (2, 2)")
+        expect(embedding_backward, (np.array(2), g0, 3), expected0, label="a 0-d id")
+
+``expect`` returns nothing, so a test cell ends in no value (nbgrader would read a value as
+partial credit); what the last call produced is ``expect.last``.
+
 Public: pasted into released notebooks by ``make release`` (see :mod:`.judges`).
 """
 
@@ -16,7 +26,7 @@ import inspect
 
 import numpy as np
 
-from .judges import Case, Outcome, outcome_of
+from .judges import Case, Outcome, catalogue, outcome_of
 
 
 class Raises:
@@ -58,21 +68,81 @@ def _arg_names(fn) -> list | None:
     return names or None
 
 
-def make_expect(judges: dict):
-    """``expect(fn, args, want, ...)`` for one chapter: ``judges`` maps a function's name (or
-    "name:check" for a second way of judging it, e.g. "embedding_backward:shape") to a judge."""
+def _one_line(label: str, message: str, width: int = 170) -> str:
+    """A failing expectation in one line: its label, then its message without the label (which
+    the message repeats), cut at a word boundary."""
+    text = " ".join(str(message).split())
+    for mention in (f" (for {label})", f" for {label}"):
+        text = text.replace(mention, "")
+    if len(text) > width:
+        text = text[: width - 3].rsplit(" ", 1)[0] + "..."
+    return f"  - {label}: {text}"
 
-    def expect(fn, args, want, *, kwargs=None, output="return", check=None, label=None, **meta):
-        """Call ``fn(*args, **kwargs)`` on copies of the inputs and judge the result against
-        ``want``; raise AssertionError with the judge's message when it is wrong. ``output``:
-        "return", or ("arg", i) / ("args", (i, j, ...)) for arguments changed in place. Returns
-        what the call produced (the arrays it returned or changed), for further asserts. The
-        untouched stub's NotImplementedError is raised again as it is, not judged."""
+
+def summary(failures: list, total: int) -> str:
+    """The message of a block of expectations that failed: (label, message) per failure."""
+    if len(failures) == 1:
+        return failures[0][1]
+    lines = [f"{len(failures)} of the {total} expectations in this cell failed:"]
+    lines += [_one_line(label, message) for label, message in failures]
+    return "\n".join([*lines, "The first in full:", failures[0][1]])
+
+
+class _Block:
+    """``with expect.all():`` collects the expectations inside it and fails once at the end."""
+
+    def __init__(self, owner):
+        self.owner = owner
+        self.outer = None
+
+    def __enter__(self):
+        self.outer = self.owner.pending
+        if self.outer is None:  # an inner block joins the outer one
+            self.owner.pending = {"failures": [], "total": 0}
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if self.outer is not None:
+            return False
+        pending, self.owner.pending = self.owner.pending, None
+        if exc_type is None and pending["failures"]:
+            raise AssertionError(summary(pending["failures"], pending["total"]))
+        return False  # an exception inside the block (the stub's, a typo) goes on as it is
+
+
+class Expect:
+    """``expect(fn, args, want, ...)``: call ``fn(*args, **kwargs)`` on copies of the inputs and
+    judge the result against ``want`` (an array, a tuple of them, ``Raises(Error)``, or None when
+    the judge decides from the call alone) with this chapter's judges: a wrong result raises
+    AssertionError with a message that names the mistake it looks like. ``output``: "return",
+    or ("arg", i) / ("args", (i, j, ...)) for arguments changed in place; ``check``: a second way
+    of judging the function (e.g. "shape"); ``label``: how the message names the call; other
+    keywords go to the judge. Returns None; ``expect.last`` is what the last call produced (the
+    arrays it returned or changed; None when it raised).
+
+    ``with expect.all():`` around several expectations runs every one of them and fails once at
+    the end of the block, listing each failing expectation (one line each, then the first in
+    full). The untouched stub's NotImplementedError is raised at once, as it is.
+
+    ``expect.mistakes``: every classic mistake this chapter's judges recognise, by its id."""
+
+    def __init__(self, judges: dict, mistakes: dict):
+        self.judges = judges
+        self.mistakes = mistakes
+        self.last = None
+        self.pending = None  # the open block's failures and count, or None
+
+    def all(self) -> _Block:
+        return _Block(self)
+
+    def __call__(
+        self, fn, args, want, *, kwargs=None, output="return", check=None, label=None, **meta
+    ):
         if not callable(fn):
             raise AssertionError(f"{fn!r} is not a function (got {type(fn).__name__}).")
         name = fn.__name__ if check is None else f"{fn.__name__}:{check}"
-        if name not in judges:
-            raise KeyError(f"no judge for {name!r}; this chapter judges {sorted(judges)}")
+        if name not in self.judges:
+            raise KeyError(f"no judge for {name!r}; this chapter judges {sorted(self.judges)}")
         names = _arg_names(fn)
         case = Case(
             label or "the example above",
@@ -82,13 +152,24 @@ def make_expect(judges: dict):
             meta={"shown": True, **({"arg_names": names} if names else {}), **meta},
         )
         got = outcome_of(fn, case)
+        self.last = None
+        if got.error_type is None and got.values:
+            self.last = got.values[0] if len(got.values) == 1 else tuple(got.values)
         if got.error_type == "NotImplementedError":  # the untouched stub: say so, as it does
             raise NotImplementedError(
                 f"{fn.__name__} still raises NotImplementedError: replace the stub with your code."
             )
-        message = judges[name](case, got, want_outcome(want, output))
-        if message:
-            raise AssertionError(message)
-        return got.values[0] if len(got.values) == 1 else tuple(got.values)
+        message = self.judges[name](case, got, want_outcome(want, output))
+        if self.pending is not None:
+            self.pending["total"] += 1
+            if message:
+                self.pending["failures"].append((case.label, str(message)))
+        elif message:
+            raise AssertionError(str(message))
 
-    return expect
+
+def make_expect(judges: dict, mistakes=()) -> Expect:
+    """``expect`` for one chapter: ``judges`` maps a function's name (or "name:check" for a
+    second way of judging it, e.g. "embedding_backward:shape") to a judge; ``mistakes``: the
+    chapter's classic mistakes (its ``MISTAKES``), whose ids must be unique."""
+    return Expect(judges, catalogue(mistakes))

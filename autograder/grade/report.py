@@ -10,8 +10,8 @@ from .late import late_text
 from .results import BAD, ERROR, SubmissionResult
 
 REPORT_HEADER = [
-    "student", "assignment", "test", "score", "max", "message", "release", "current_release",
-    "status", "sandboxed",
+    "student", "assignment", "test", "score", "max", "message", "mistake", "release",
+    "current_release", "status", "sandboxed",
 ]  # fmt: skip
 
 
@@ -31,7 +31,8 @@ def write_report(grading_dir: Path, results: list[SubmissionResult]) -> Path:
                 w.writerow(
                     [
                         r.student, r.assignment, t.grade_id, f"{t.score:g}", f"{t.points:g}", t.message,
-                        r.release, "no" if r.stale else "yes", r.status, "yes" if r.sandboxed else "NO",
+                        t.mistake, r.release, "no" if r.stale else "yes", r.status,
+                        "yes" if r.sandboxed else "NO",
                     ]
                 )  # fmt: skip
     return report

@@ -41,6 +41,9 @@ class TestResult:
     score: float
     passed: bool
     message: str = ""
+    # the stable ids of the mistakes the judge recognised (judges.Mistake.name), ";"-separated,
+    # "" when it recognised none (a pass, an unrecognised wrong answer, a notebook not graded)
+    mistake: str = ""
 
 
 @dataclass

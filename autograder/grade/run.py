@@ -142,11 +142,12 @@ class Run:
             return self.fatal
         return None
 
-    def run_check(self, gid: str) -> tuple[bool, str]:
-        """(passed, message) for one test cell, judged here from what the kernel hands back."""
+    def run_check(self, gid: str) -> tuple[bool, str, str]:
+        """(passed, message, mistake) for one test cell, judged here from what the kernel hands
+        back; ``mistake``: the ids of the mistakes the judge recognised ("" when none)."""
         why = self._ready()
         if why:
-            return False, why
+            return False, why, ""
         check = self.info.checks[gid]
         cases, data = cases_for(self.info.name, gid)
         in_path, out_json, out_npz = new_paths(self.scratch)
@@ -156,18 +157,18 @@ class Run:
         res = self.kernel.execute(code, timeout, keep_outputs=False, store_history=False)
         problem = self._exchange_problem(check.function, res, timeout)
         if problem:
-            return False, problem
+            return False, problem, ""
         try:
             outcomes = read_outcomes(cases, out_json, out_npz)
         except HarnessError as exc:
-            return False, self._harness_message(check.function, str(exc))
+            return False, self._harness_message(check.function, str(exc)), ""
         n = len(outcomes)
         if n < len(cases) and not (n and outcomes[-1].error_type == "NotImplementedError"):
-            return False, f"{check.function} did not report on every hidden case."
+            return False, f"{check.function} did not report on every hidden case.", ""
         result = check.verdict(outcomes, cases[:n])
-        return (
-            (True, "") if result.passed else (False, f"{check.what}: " + "\n".join(result.messages))
-        )
+        if result.passed:
+            return True, "", ""
+        return False, f"{check.what}: " + "\n".join(result.messages), result.mistake
 
     def _exchange_problem(self, fn: str, res, timeout: float) -> str | None:
         if res.status == "timeout":

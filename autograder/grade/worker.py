@@ -52,11 +52,10 @@ def _grade_notebook(run: Run, result: SubmissionResult, info: AssignmentInfo) ->
     run.deadline = time.monotonic() + run.settings.notebook_budget
     run.run_cells(record=True)
     for gid, pts in info.tests:
-        passed, message = run.run_check(gid)
+        passed, message, mistake = run.run_check(gid)
         fn = info.checks[gid].function
-        result.tests.append(
-            TestResult(gid, fn, float(pts), float(pts) if passed else 0.0, passed, message)
-        )
+        score = float(pts) if passed else 0.0
+        result.tests.append(TestResult(gid, fn, float(pts), score, passed, message, mistake))
     result.notes = [*result.notes, *run.notes]
     if run.fatal:
         result.status, result.reason = BAD, run.fatal

@@ -1,6 +1,7 @@
 """`make release`: regenerate exercises/ from solutions/ (and the other one-way publishing steps).
 
-python -m autograder.release                 # every assignment -> exercises/
+python -m autograder.release                 # every assignment -> exercises/, and each chapter
+                                             # page's notebook -> book/NN_slug.ipynb
 python -m autograder.release --out DIR       # into DIR instead (tests compare it with exercises/)
 python -m autograder.release --solutions     # after the deadline: grading/released_solutions/
 python -m autograder.release --student-repo DIR   # book + exercises, nothing secret
@@ -13,8 +14,9 @@ import os
 from pathlib import Path
 
 from ..course import EXERCISES, GRADING, ROOT, assignments
-from . import history
+from . import history, points
 from .generate import generate
+from .pages import write_pages
 from .solutions import release_solutions
 from .student import student_repo
 
@@ -49,4 +51,8 @@ def main(argv=None) -> int:
     if args.out.resolve() == EXERCISES.resolve():  # a real release, not a test's scratch copy
         for label in history.record(args.assignments or assignments()):
             print("new release recorded in", history.HISTORY.relative_to(ROOT), "-", label)
+        if points.update():
+            print("points table updated in", points.PAGE.relative_to(ROOT))
+        for path in write_pages():
+            print("page notebook", path.relative_to(ROOT))
     return 0

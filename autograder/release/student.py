@@ -50,7 +50,9 @@ The course website's sources and the exercise notebooks, with nothing to grade t
 * `make lab`: sets up `.venv` from requirements.txt, copies the exercises into `workspace/` once
   (your work there is never overwritten) and starts JupyterLab.
 * `make book`: builds the website into `_build/html`.
-* Or use the launch buttons (Binder, Colab, JupyterHub) on each exercise page of the website.
+* Or use the launch buttons (Binder, Colab, JupyterHub) on each page of the website: a chapter
+  opens as its notebook, `book/NN_slug.ipynb` (run its first cell first), an exercise as
+  `exercises/NN_slug/NN_slug.ipynb`.
 
 Each notebook starts with a cell that checks your environment. The graded functions need only
 numpy; the timing cell uses PyTorch (on Linux, PyPI's default torch is the CUDA build: for the

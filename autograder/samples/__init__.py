@@ -4,8 +4,9 @@ For every assignment there is a module ``samples/chNN.py`` with
 
 * ``ALTERNATIVES``: name -> {function: source}, correct answers written differently from the
   reference (a loop, np.add.at, bincount, ...): each must earn full marks;
-* ``MISTAKES``: name -> :class:`Mistake`, classic wrong answers with the test cells they must fail
-  and a phrase the feedback must contain;
+* ``MISTAKES``: name -> :class:`Mistake`, classic wrong answers with the test cells they must fail,
+  a phrase the feedback must contain and the stable id of the mistake grading must record
+  (``judges.Mistake.name``, e.g. ``"trap-overwrite"``);
 * ``DEMO_MISTAKE``: the mistake used for the demo student.
 
 A submission is the released notebook with the answer cells replaced (an answer cell's grade_id is
@@ -32,6 +33,7 @@ class Mistake:
     sources: dict
     fails: set = field(default_factory=set)
     says: str = ""
+    id: str = ""  # the id grading records for a failing cell (test_report.csv's mistake column)
 
 
 def module(assignment: str):
@@ -41,6 +43,11 @@ def module(assignment: str):
 def reference_sources(assignment: str) -> dict[str, str]:
     """function (answer cell grade_id) -> the reference source, solution markers removed."""
     return reference.sources(assignment)
+
+
+def given_sources(assignment: str) -> dict[str, str]:
+    """The given (locked) code cells a sample answer runs with, e.g. the capstone's model_grads."""
+    return reference.given_sources(assignment)
 
 
 def answer_cell_ids(assignment: str) -> list[str]:

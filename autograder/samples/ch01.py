@@ -71,6 +71,7 @@ def embedding_forward(E, ids):
         },
         fails={"test_forward_dtype"},
         says="expected float32",
+        id="wrong-dtype",
     ),
     "flat result (works only for 1-D ids)": Mistake(
         {
@@ -89,6 +90,7 @@ def embedding_forward(E, ids):
             "test_forward_dtype",
         },
         says="lost the shape of ids",
+        id="flattened",
     ),
     "off by one": Mistake(
         {
@@ -106,6 +108,33 @@ def embedding_forward(E, ids):
             "test_forward_dtype",
         },
         says="row before the right one",
+        id="off-by-one",
+    ),
+    "one_hot returns int64 (astype(int))": Mistake(
+        {
+            "one_hot": """
+def one_hot(ids, V):
+    ids = np.asarray(ids)
+    return (ids[..., None] == np.arange(V)).astype(np.int64)
+"""
+        },
+        fails={"test_one_hot"},
+        says="one_hot returns float64 whatever the dtype of ids",
+        id="wrong-dtype",
+    ),
+    "one_hot flattens 2-D ids": Mistake(
+        {
+            "one_hot": """
+def one_hot(ids, V):
+    flat = np.ravel(ids)
+    out = np.zeros((flat.size, V))
+    out[np.arange(flat.size), flat] = 1.0
+    return out
+"""
+        },
+        fails={"test_one_hot"},
+        says="one_hot lost the shape of ids",
+        id="one-hot-flattened",
     ),
     "modifies the table": Mistake(
         {
@@ -125,6 +154,7 @@ def embedding_forward(E, ids):
             "test_forward_dtype",
         },
         says="modified its input (E)",
+        id="modified-input",
     ),
 }
 

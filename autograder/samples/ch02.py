@@ -150,6 +150,7 @@ def embedding_backward(ids, grad_out, V, padding_idx=None):
         },
         fails={"test_backward_repeated"},
         says="repeated ids overwrote each other instead of accumulating",
+        id="trap-overwrite",
     ),
     "repeated ids averaged": Mistake(
         {
@@ -169,6 +170,7 @@ def embedding_backward(ids, grad_out, V, padding_idx=None):
         },
         fails={"test_backward_repeated"},
         says="averaged instead of summed",
+        id="averaged",
     ),
     "padding_idx ignored": Mistake(
         {
@@ -184,6 +186,7 @@ def embedding_backward(ids, grad_out, V, padding_idx=None):
         },
         fails={"test_backward_padding"},
         says="the padding row got gradient",
+        id="padding-ignored",
     ),
     "`if padding_idx:` skips padding row 0": Mistake(
         {
@@ -201,6 +204,7 @@ def embedding_backward(ids, grad_out, V, padding_idx=None):
         },
         fails={"test_backward_padding"},
         says="`if padding_idx:` is False when padding_idx is 0",
+        id="padding-zero-skipped",
     ),
     "negative padding_idx ignored (mask compares ids with -1)": Mistake(
         {
@@ -220,6 +224,7 @@ def embedding_backward(ids, grad_out, V, padding_idx=None):
         },
         fails={"test_backward_padding"},
         says="a negative padding_idx counts from the end",
+        id="padding-negative-ignored",
     ),
     "zeroes grad_out in place for padding": Mistake(
         {
@@ -237,6 +242,7 @@ def embedding_backward(ids, grad_out, V, padding_idx=None):
         },
         fails={"test_backward_padding"},
         says="modified its input (grad_out)",
+        id="modified-input",
     ),
     "works only for 1-D ids": Mistake(
         {
@@ -254,6 +260,7 @@ def embedding_backward(ids, grad_out, V, padding_idx=None):
         },
         fails={"test_backward_repeated", "test_backward_batch_shapes"},
         says="it works only for 1-D ids",
+        id="only-1d-ids",
     ),
     "transposed result (G^T S)": Mistake(
         {
@@ -271,6 +278,7 @@ def embedding_backward(ids, grad_out, V, padding_idx=None):
         },
         fails=PART_A,
         says="transposed",
+        id="transposed-gradient",
     ),
     "reshape(N, -1) breaks on empty ids": Mistake(
         {
@@ -288,6 +296,7 @@ def embedding_backward(ids, grad_out, V, padding_idx=None):
         },
         fails={"test_backward_edge_cases"},
         says="cannot work out the -1",
+        id="reshape-empty",
     ),
     "returns only the rows that occur (wrong shape)": Mistake(
         {
@@ -304,6 +313,7 @@ def embedding_backward(ids, grad_out, V, padding_idx=None):
         },
         fails=PART_A,
         says="returned only the rows of ids that occur",
+        id="touched-rows-only",
     ),
     "float64 result for float32 gradients": Mistake(
         {
@@ -321,6 +331,7 @@ def embedding_backward(ids, grad_out, V, padding_idx=None):
         },
         fails={"test_backward_dtype"},
         says="float64 result for float32 gradients",
+        id="float64-zeros",
     ),
     "rows not coalesced (one entry per position)": Mistake(
         {
@@ -332,6 +343,7 @@ def embedding_backward_rows(ids, grad_out):
         },
         fails={"test_backward_rows"},
         says="more than once",
+        id="rows-not-coalesced",
     ),
     "rows in order of first appearance": Mistake(
         {
@@ -348,6 +360,7 @@ def embedding_backward_rows(ids, grad_out):
         },
         fails={"test_backward_rows"},
         says="sorted ascending",
+        id="rows-unsorted",
     ),
     "rows: repeated ids overwrite": Mistake(
         {
@@ -362,6 +375,7 @@ def embedding_backward_rows(ids, grad_out):
         },
         fails={"test_backward_rows"},
         says="repeated ids overwrote each other",
+        id="rows-trap-overwrite",
     ),
 }
 

@@ -109,8 +109,8 @@ ALTERNATIVES = {
 }
 
 
-def _mistake(body, fails, says):
-    return Mistake(answer(body), fails=set(fails), says=says)
+def _mistake(body, fails, says, id=""):
+    return Mistake(answer(body), fails=set(fails), says=says, id=id)
 
 
 MISTAKES = {
@@ -125,6 +125,7 @@ MISTAKES = {
 """,
         REPEATS,
         "one Adam update per occurrence",
+        id="per-occurrence",
     ),
     "m[ids] = ... (one write per repeated id)": _mistake(
         """
@@ -134,6 +135,7 @@ MISTAKES = {
         + UPDATE,
         REPEATS,
         "only one occurrence of a repeated id reached m and v",
+        id="last-write",
     ),
     "dense Adam (every row's moments decay)": _mistake(
         """
@@ -149,6 +151,7 @@ MISTAKES = {
 """,
         ALL - {"test_adam_first_step"},
         "SparseAdam is lazy",
+        id="dense-adam",
     ),
     "no bias correction": _mistake(
         """
@@ -163,6 +166,7 @@ MISTAKES = {
 """,
         ALL,
         "the bias correction is missing",
+        id="no-bias-correction",
     ),
     "only m bias-corrected (lr / (1 - b1**t), no sqrt(1 - b2**t))": _mistake(
         """
@@ -177,6 +181,7 @@ MISTAKES = {
 """,
         ALL,
         "only m was bias-corrected",
+        id="only-m-corrected",
     ),
     "v from the sum of squares (sum of g**2, not the square of the sum)": _mistake(
         """
@@ -194,6 +199,7 @@ MISTAKES = {
 """,
         REPEATS,
         "the sum of the squares",
+        id="sum-of-squares",
     ),
     "v forgot to square g (v from g, not g**2)": _mistake(
         """
@@ -207,7 +213,21 @@ MISTAKES = {
     E[rows] -= lr * (1 - b2 ** t) ** 0.5 / (1 - b1 ** t) * m[rows] / (np.sqrt(v[rows]) + eps)
 """,
         ALL,
-        "wrong values in v",
+        "v was built from the gradient itself, not its square",
+        id="v-not-squared",
+    ),
+    "touched rows from the nonzero gradient (a cancelled row skipped)": _mistake(
+        """
+    d = E.shape[1]
+    dense = np.zeros(E.shape, dtype=E.dtype)
+    np.add.at(dense, np.ravel(ids), np.reshape(grad_out, (-1, d)))
+    rows = np.flatnonzero(dense.any(axis=1))  # a row whose gradients cancel looks untouched
+    g = dense[rows]
+"""
+        + UPDATE,
+        {"test_adam_repeated"},
+        "whose gradients cancel (they sum to 0) was skipped",
+        id="zero-gradient-skipped",
     ),
     "eps inside the square root": _mistake(
         """
@@ -222,6 +242,7 @@ MISTAKES = {
 """,
         ALL - {"test_adam_shapes_and_edges"},  # sqrt(v + eps) - sqrt(v) is visible when v is small
         "eps went inside the square root",
+        id="eps-inside-sqrt",
     ),
     "eps bias-corrected (torch.optim.Adam's form)": _mistake(
         """
@@ -238,6 +259,7 @@ MISTAKES = {
 """,
         {"test_adam_bias_and_eps", "test_adam_first_step"},  # first steps with tiny |g| show it
         "eps was bias-corrected",
+        id="eps-corrected",
     ),
     "a step counter per row (a fresh row bias-corrected as at t = 1)": _mistake(
         """
@@ -255,6 +277,7 @@ MISTAKES = {
 """,
         {"test_adam_repeated", "test_adam_lazy", "test_adam_bias_and_eps"},
         "one step counter per table",
+        id="per-row-t",
     ),
     "not in place (E = E - ...)": _mistake(
         """
@@ -272,6 +295,7 @@ MISTAKES = {
 """,
         ALL,
         "the caller's arrays did not change",
+        id="not-in-place",
     ),
     "returns E instead of None": _mistake(
         """
@@ -284,6 +308,7 @@ MISTAKES = {
         + "    return E\n",
         {"test_adam_in_place"},
         "it should return None",
+        id="returns-value",
     ),
     "t off by one (t + 1)": _mistake(
         """
@@ -296,6 +321,7 @@ MISTAKES = {
         + UPDATE,
         ALL,
         "the step number is off by one (t + 1 used)",
+        id="t-plus-one",
     ),
     "t off by one (t - 1)": _mistake(
         """
@@ -308,6 +334,7 @@ MISTAKES = {
         + UPDATE,
         ALL,
         "off by one",
+        id="t-minus-one",
     ),
     "float32 arrays upcast to float64 copies": _mistake(
         """
@@ -320,6 +347,7 @@ MISTAKES = {
         + UPDATE,
         {"test_adam_float32_and_inputs"},
         "np.asarray(E, dtype=np.float64)",
+        id="not-in-place",
     ),
     "squares grad_out in place": _mistake(
         """
@@ -338,6 +366,7 @@ MISTAKES = {
 """,
         ALL,
         "modified its input (grad_out)",
+        id="modified-input",
     ),
 }
 

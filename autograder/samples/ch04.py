@@ -155,6 +155,7 @@ def embedding_bag_mean(E, ids, offsets):
         },
         fails={"test_bag_mean_values", "test_bag_mean_empty_bags", "test_bag_mean_dtype"},
         says="total number of ids",
+        id="divided-by-total",
     ),
     "divided by the number of bags": Mistake(
         {
@@ -172,6 +173,7 @@ def embedding_bag_mean(E, ids, offsets):
         },
         fails={"test_bag_mean_values", "test_bag_mean_empty_bags", "test_bag_mean_dtype"},
         says="number of bags",
+        id="divided-by-bags",
     ),
     "sum where mean was asked": Mistake(
         {
@@ -187,6 +189,7 @@ def embedding_bag_mean(E, ids, offsets):
         },
         fails={"test_bag_mean_values", "test_bag_mean_empty_bags", "test_bag_mean_dtype"},
         says="sum, not its mean",
+        id="sum-not-mean",
     ),
     "np.add.reduceat without handling empty bags": Mistake(
         {
@@ -201,6 +204,7 @@ def embedding_bag_mean(E, ids, offsets):
         },
         fails={"test_bag_mean_empty_bags", "test_bag_mean_dtype"},
         says="np.add.reduceat pitfall",
+        id="reduceat-empty-bag",
     ),
     "mean of an empty bag is NaN": Mistake(
         {
@@ -219,6 +223,7 @@ def embedding_bag_mean(E, ids, offsets):
         },
         fails={"test_bag_mean_empty_bags", "test_bag_mean_dtype"},
         says="NaN (or inf) for an empty bag",
+        id="empty-bag-nan",
     ),
     "last bag dropped": Mistake(
         {
@@ -234,6 +239,27 @@ def embedding_bag_mean(E, ids, offsets):
         },
         fails=ALL_MEAN,
         says="last bag was left out",
+        id="last-bag-dropped",
+    ),
+    # A running sum over every bag, then differences at the offsets: exact in real numbers,
+    # but in float32 a short bag after a long one loses its digits.
+    "float32 prefix sum over all bags (np.cumsum)": Mistake(
+        {
+            "embedding_bag_mean": """
+import numpy as np
+
+def embedding_bag_mean(E, ids, offsets):
+    ids, offsets = np.asarray(ids), np.asarray(offsets)
+    ends = np.append(offsets[1:], len(ids))
+    running = np.zeros((len(ids) + 1, E.shape[1]), dtype=E.dtype)
+    running[1:] = np.cumsum(E[ids], axis=0)
+    sums = running[ends] - running[offsets]
+    return sums / np.maximum(ends - offsets, 1).astype(E.dtype)[:, None]
+"""
+        },
+        fails={"test_bag_mean_dtype"},
+        says="a running sum over all the bags",
+        id="float32-drift",
     ),
     "float64 result": Mistake(
         {
@@ -249,6 +275,7 @@ def embedding_bag_mean(E, ids, offsets):
         },
         fails={"test_bag_mean_dtype"},
         says="expected float32",
+        id="wrong-dtype",
     ),
     "backward ignores mode (always sums)": Mistake(
         {
@@ -264,6 +291,7 @@ def embedding_bag_backward(ids, offsets, grad_out, V, mode="mean"):
         },
         fails=ALL_BACKWARD - {"test_bag_backward_shape", "test_bag_backward_sum"},
         says="whole gradient, as for",
+        id="grad-sum-not-mean",
     ),
     "backward always divides (mean where sum was asked)": Mistake(
         {
@@ -280,6 +308,7 @@ def embedding_bag_backward(ids, offsets, grad_out, V, mode="mean"):
         },
         fails=ALL_BACKWARD - {"test_bag_backward_shape", "test_bag_backward_mean"},
         says="divided by the bag size, as for",
+        id="grad-mean-not-sum",
     ),
     "repeated ids overwritten": Mistake(
         {
@@ -299,6 +328,7 @@ def embedding_bag_backward(ids, offsets, grad_out, V, mode="mean"):
         },
         fails=ALL_BACKWARD - {"test_bag_backward_shape"},
         says="kept only one contribution for a repeated id",
+        id="grad-overwritten",
     ),
     "backward divided by the number of ids": Mistake(
         {
@@ -317,6 +347,7 @@ def embedding_bag_backward(ids, offsets, grad_out, V, mode="mean"):
         },
         fails=ALL_BACKWARD - {"test_bag_backward_shape", "test_bag_backward_sum"},
         says="total number of ids",
+        id="grad-divided-by-total",
     ),
     "backward divided by the number of bags": Mistake(
         {
@@ -335,6 +366,7 @@ def embedding_bag_backward(ids, offsets, grad_out, V, mode="mean"):
         },
         fails=ALL_BACKWARD - {"test_bag_backward_shape", "test_bag_backward_sum"},
         says="number of bags B",
+        id="grad-divided-by-bags",
     ),
     "backward drops the last bag": Mistake(
         {
@@ -351,6 +383,7 @@ def embedding_bag_backward(ids, offsets, grad_out, V, mode="mean"):
         },
         fails=ALL_BACKWARD - {"test_bag_backward_shape"},
         says="last bag was left out",
+        id="grad-last-bag-dropped",
     ),
     "gradient only as tall as the largest id": Mistake(
         {
@@ -368,6 +401,7 @@ def embedding_bag_backward(ids, offsets, grad_out, V, mode="mean"):
         },
         fails=ALL_BACKWARD - {"test_bag_backward_dtype"},
         says="up to the largest id",
+        id="grad-short",
     ),
     "count matrix divided by zero for empty bags": Mistake(
         {
@@ -387,6 +421,7 @@ def embedding_bag_backward(ids, offsets, grad_out, V, mode="mean"):
         },
         fails={"test_bag_backward_empty_bags"},
         says="returned NaN",
+        id="grad-empty-bag-nan",
     ),
     "bag index that skips empty bags": Mistake(
         {
@@ -408,6 +443,7 @@ def embedding_bag_backward(ids, offsets, grad_out, V, mode="mean"):
         },
         fails={"test_bag_backward_empty_bags"},
         says="credited ids to the wrong bag",
+        id="grad-wrong-bag",
     ),
     "backward accepts any mode": Mistake(
         {
@@ -425,6 +461,7 @@ def embedding_bag_backward(ids, offsets, grad_out, V, mode="mean"):
         },
         fails={"test_bag_backward_mode"},
         says="should raise ValueError",
+        id="mode-not-checked",
     ),
     "backward returns float64": Mistake(
         {
@@ -442,6 +479,7 @@ def embedding_bag_backward(ids, offsets, grad_out, V, mode="mean"):
         },
         fails={"test_bag_backward_dtype"},
         says="expected float32",
+        id="wrong-dtype",
     ),
 }
 

@@ -137,6 +137,7 @@ def tied_bigram_loss_grad(E, x, y):
         },
         fails=ALL_TIED,
         says="only the output path",
+        id="output-path-only",
     ),
     "only the input path": Mistake(
         {
@@ -148,6 +149,7 @@ def tied_bigram_loss_grad(E, x, y):
         },
         fails=ALL_TIED,
         says="only the input path",
+        id="input-path-only",
     ),
     "summed, not averaged over N": Mistake(
         {
@@ -168,8 +170,34 @@ def tied_bigram_loss_grad(E, x, y):
         },
         fails=ALL_TIED,
         says="not averaged over N",
+        id="not-averaged",
     ),
-    "naive softmax (overflows)": Mistake(
+    # No maximum subtracted: exp overflows (inf), and the log-sum-exp form of the loss is +inf.
+    "naive softmax (no maximum subtracted)": Mistake(
+        {
+            "tied_bigram_loss_grad": """
+def tied_bigram_loss_grad(E, x, y):
+    N = len(x)
+    H = E[x]
+    Z = H @ E.T
+    P = np.exp(Z) / np.exp(Z).sum(axis=1, keepdims=True)
+    rows = np.arange(N)
+    loss = float(np.mean(np.log(np.exp(Z).sum(axis=1)) - Z[rows, y]))
+    D = P.copy()
+    D[rows, y] -= 1
+    D /= N
+    dE = D.T @ H
+    np.add.at(dE, x, D @ E)
+    return loss, dE
+"""
+        },
+        fails={"test_tied_large_logits"},
+        says="no maximum was subtracted before exp",
+        id="naive-softmax",
+    ),
+    # The loss as -log(P[y]): NaN, where overflow and a batch-wide shift look the same, but the
+    # visible example with equal row maxima names it.
+    "naive softmax, loss from log(P)": Mistake(
         {
             "tied_bigram_loss_grad": """
 def tied_bigram_loss_grad(E, x, y):
@@ -188,7 +216,32 @@ def tied_bigram_loss_grad(E, x, y):
 """
         },
         fails={"test_tied_large_logits"},
-        says="overflow",
+        says="no maximum was subtracted before exp",
+        id="naive-softmax",
+    ),
+    # One maximum for the whole batch: a row far below it underflows to 0 / 0, log(0) = -inf.
+    "the batch's maximum subtracted, not each row's": Mistake(
+        {
+            "tied_bigram_loss_grad": """
+def tied_bigram_loss_grad(E, x, y):
+    N = len(x)
+    H = E[x]
+    Z = H @ E.T
+    Z = Z - Z.max()   # one maximum for every row
+    P = np.exp(Z) / np.exp(Z).sum(axis=1, keepdims=True)
+    rows = np.arange(N)
+    loss = float(np.mean(np.log(np.exp(Z).sum(axis=1)) - Z[rows, y]))
+    D = P.copy()
+    D[rows, y] -= 1
+    D /= N
+    dE = D.T @ H
+    np.add.at(dE, x, D @ E)
+    return loss, dE
+"""
+        },
+        fails={"test_tied_large_logits"},
+        says="one maximum for the whole batch was subtracted",
+        id="global-max",
     ),
     "log of an underflowed softmax": Mistake(
         {
@@ -211,6 +264,7 @@ def tied_bigram_loss_grad(E, x, y):
         },
         fails={"test_tied_large_logits"},
         says="underflowed",
+        id="log-underflow",
     ),
     "dE_in and dW_out swapped (untied)": Mistake(
         {
@@ -234,6 +288,7 @@ def untied_bigram_loss_grad(E_in, W_out, x, y):
         },
         fails={"test_untied"},
         says="in each other's places",
+        id="grads-swapped",
     ),
     "repeated ids overwritten (tied)": Mistake(
         {
@@ -254,6 +309,7 @@ def tied_bigram_loss_grad(E, x, y):
         },
         fails={"test_tied_repeated", "test_tied_types"},
         says="overwritten",
+        id="trap-overwrite",
     ),
     "repeated ids overwritten (untied, used by tied)": Mistake(
         {
@@ -282,6 +338,7 @@ def tied_bigram_loss_grad(E, x, y):
         },
         fails={"test_untied", "test_tied_repeated", "test_tied_types"},
         says="overwritten",
+        id="untied-trap-overwrite",
     ),
     "numpy float32 loss (no float())": Mistake(
         {
@@ -303,6 +360,7 @@ def tied_bigram_loss_grad(E, x, y):
         },
         fails={"test_tied_types"},
         says="Python float",
+        id="loss-not-float",
     ),
     "float64 dE for a float32 table": Mistake(
         {
@@ -314,6 +372,7 @@ def tied_bigram_loss_grad(E, x, y):
         },
         fails={"test_tied_types"},
         says="expected float32",
+        id="wrong-dtype",
     ),
 }
 

@@ -120,6 +120,7 @@ MISTAKES = {
         },
         fails={"test_init_scale"},
         says="belongs to the lookup",
+        id="sqrt-d-in-table",
     ),
     "0.02 used as the variance": Mistake(
         {
@@ -136,21 +137,25 @@ def init_embedding(V, d, scheme, rng):
         },
         fails={"test_init_scale"},
         says="as the variance",
+        id="variance-for-std",
     ),
     "transformer std 1/d": Mistake(
         {"init_embedding": _init("1.0 / d")},
         fails={"test_init_scale"},
         says="std 1/d",
+        id="std-one-over-d",
     ),
     "V instead of d": Mistake(
         {"init_embedding": _init("1.0 / math.sqrt(V)")},
         fails={"test_init_scale"},
         says="vocabulary size V",
+        id="v-for-d",
     ),
     "float64 table": Mistake(
         {"init_embedding": _init("d ** -0.5", draw="rng.normal(0.0, sigma, size=(V, d))")},
         fails={"test_init_contract"},
         says="should be float32",
+        id="wrong-dtype",
     ),
     "unknown scheme falls back to pytorch": Mistake(
         {
@@ -165,6 +170,7 @@ def init_embedding(V, d, scheme, rng):
         },
         fails={"test_init_contract"},
         says="should raise ValueError",
+        id="scheme-not-checked",
     ),
     "uniform with the right std": Mistake(
         {
@@ -175,6 +181,7 @@ def init_embedding(V, d, scheme, rng):
         },
         fails={"test_init_distribution"},
         says="look uniform",
+        id="uniform-not-normal",
     ),
     "rng.random": Mistake(
         {
@@ -184,6 +191,7 @@ def init_embedding(V, d, scheme, rng):
         },
         fails={"test_init_scale", "test_init_distribution"},
         says="rng.random",
+        id="uniform-draws",
     ),
     "global np.random instead of rng": Mistake(
         {
@@ -193,6 +201,7 @@ def init_embedding(V, d, scheme, rng):
         },
         fails={"test_init_uses_rng"},
         says="same seed",
+        id="global-rng",
     ),
     "a fixed seed inside": Mistake(
         {
@@ -203,6 +212,7 @@ def init_embedding(V, d, scheme, rng):
         },
         fails={"test_init_uses_rng"},
         says="ignores the rng argument",
+        id="fixed-seed",
     ),
     "sqrt(d) * sigma approximation": Mistake(
         {
@@ -210,6 +220,7 @@ def init_embedding(V, d, scheme, rng):
         },
         fails={"test_row_length_small_d", "test_row_length_large_d"},
         says="approximation sqrt(d) * sigma",
+        id="sqrt-d-approximation",
     ),
     "math.gamma overflows": Mistake(
         {
@@ -217,17 +228,48 @@ def init_embedding(V, d, scheme, rng):
             "    return sigma * math.sqrt(2) * math.gamma((d + 1) / 2) / math.gamma(d / 2)\n"
         },
         fails={"test_row_length_large_d"},
-        says="logarithms of the Gamma functions",
+        says="Take the ratio in logarithms: subtract first, then exp once",
+        id="gamma-overflow",
+    ),
+    # lgamma is taken, but exp comes before the division: exp(lgamma(x)) is Gamma(x), which
+    # overflows exactly where math.gamma does (OverflowError from math.exp once d >= 343)
+    "exp of each lgamma, then their ratio": Mistake(
+        {
+            "expected_row_length": "import math\n\ndef expected_row_length(d, sigma):\n"
+            "    top = math.exp(math.lgamma((d + 1) / 2))\n"
+            "    return sigma * math.sqrt(2) * top / math.exp(math.lgamma(d / 2))\n"
+        },
+        fails={"test_row_length_large_d"},
+        says="exp(lgamma(a)) / exp(lgamma(b)) overflows like gamma(a) / gamma(b)",
+        id="gamma-overflow",
+    ),
+    # Exact Gamma functions while they fit a float (d <= 171), an asymptotic series above: the
+    # series is off by up to 8e-9 for 172 <= d < 343, more than the 1e-9 the exercise asks for.
+    "math.gamma up to d = 171, a series above": Mistake(
+        {
+            "expected_row_length": """import math
+
+def expected_row_length(d, sigma):
+    if d <= 171:
+        return sigma * math.sqrt(2) * math.gamma((d + 1) / 2) / math.gamma(d / 2)
+    return sigma * math.sqrt(d) * (1 - 1 / (4 * d) + 1 / (32 * d * d))
+"""
+        },
+        fails={"test_row_length_large_d"},
+        says="not within the relative 1e-9 the exercise asks for",
+        id="not-exact-enough",
     ),
     "squared length": Mistake(
         {"expected_row_length": "def expected_row_length(d, sigma):\n    return d * sigma ** 2\n"},
         fails={"test_row_length_small_d", "test_row_length_large_d"},
         says="squared length",
+        id="squared-length",
     ),
     "sigma forgotten": Mistake(
         {"expected_row_length": _ROW_REF.replace("return sigma * ", "return ")},
         fails={"test_row_length_small_d", "test_row_length_large_d"},
         says="ignored sigma",
+        id="no-sigma",
     ),
 }
 

@@ -95,6 +95,7 @@ MISTAKES = {
         },
         fails={"test_cost_tied", "test_cost_factorized"},
         says="counted the tied table twice",
+        id="tied-counted-twice",
     ),
     "bytes for the weights only": Mistake(
         {
@@ -106,6 +107,7 @@ MISTAKES = {
         },
         fails={"test_cost_bytes"},
         says="only the float32 weights",
+        id="bytes-weights-only",
     ),
     "weights and gradients, no Adam moments": Mistake(
         {
@@ -117,6 +119,7 @@ MISTAKES = {
         },
         fails={"test_cost_bytes"},
         says="not Adam's two moment",
+        id="bytes-no-moments",
     ),
     "factorization without its projection": Mistake(
         {
@@ -128,6 +131,7 @@ MISTAKES = {
         },
         fails={"test_cost_factorized"},
         says="forgot the m x d projection",
+        id="no-projection",
     ),
     "one projection shared by untied tables": Mistake(
         {
@@ -141,6 +145,7 @@ MISTAKES = {
         },
         fails={"test_cost_factorized"},
         says="its own m x d projection",
+        id="shared-projection",
     ),
     "int32 arithmetic overflows": Mistake(
         {
@@ -156,6 +161,7 @@ def table_cost(V, d, tied, factor_m=None):
         },
         fails={"test_cost_bytes", "test_cost_python_ints"},
         says="overflowed",
+        id="int32-overflow",
     ),
     "numpy int64 returned": Mistake(
         {
@@ -171,6 +177,7 @@ def table_cost(V, d, tied, factor_m=None):
         },
         fails={"test_cost_python_ints"},
         says="Python ints",
+        id="numpy-ints",
     ),
     "floats returned": Mistake(
         {
@@ -182,21 +189,25 @@ def table_cost(V, d, tied, factor_m=None):
         },
         fails={"test_cost_python_ints"},
         says="integer arithmetic",
+        id="float-counts",
     ),
     "truncation instead of rounding": Mistake(
         {"suggest_dim": _dim("int(V ** 0.25)", "min(600, int(1.6 * V ** 0.56))")},
         fails={"test_suggest_tf", "test_suggest_fastai"},
         says="truncated instead of rounding",
+        id="truncated",
     ),
     "fastai without its cap": Mistake(
         {"suggest_dim": _dim("round(V ** 0.25)", "round(1.6 * V ** 0.56)")},
         fails={"test_suggest_fastai"},
         says="forgot fastai's cap",
+        id="no-cap",
     ),
     "(1.6 V) ** 0.56": Mistake(
         {"suggest_dim": _dim("round(V ** 0.25)", "min(600, round((1.6 * V) ** 0.56))")},
         fails={"test_suggest_fastai"},
         says="to the power 0.56",
+        id="power-of-product",
     ),
     "np.round returns a float": Mistake(
         {
@@ -208,6 +219,7 @@ def table_cost(V, d, tied, factor_m=None):
         },
         fails={"test_suggest_contract"},
         says="a width is an int",
+        id="float-width",
     ),
     "unknown rule returns None": Mistake(
         {
@@ -221,6 +233,7 @@ def suggest_dim(V, rule):
         },
         fails={"test_suggest_contract"},
         says="should raise ValueError",
+        id="rule-not-checked",
     ),
 }
 

@@ -1,10 +1,9 @@
 """Sample answers for the capstone: correct alternatives (full credit) and classic mistakes.
 
-The train_step_ answer cell also holds the given model_grads, so every sample of it starts with
-that function as the release shows it (:data:`GIVEN`), then the student's train_step_.
+A sample of train_step_ is the answer cell's signature, then the student's body; the given
+model_grads it calls is a locked cell of its own, run as the notebook runs it.
 """
 
-from ..checks import reference
 from . import Mistake
 
 A = "08_capstone"
@@ -12,20 +11,17 @@ TRAIN = {"test_train_step_loss", "test_train_step_update", "test_train_step_repe
 ARRAYS = {"test_train_step_update", "test_train_step_repeated"}
 
 
-def _given() -> str:
-    """model_grads, exactly as the answer cell gives it (everything before def train_step_)."""
-    text = reference.sources(A)["train_step_"]
-    return text[: text.index("def train_step_(")]
-
-
 HEAD = """
+import numpy as np
+
+
 def train_step_(E, m, v, params, X, Y, t, lr=1e-2):
 """
 
 
 def answer(body: str) -> dict:
-    """A whole train_step_ answer cell: the given model_grads, the signature, then ``body``."""
-    return {"train_step_": _given() + HEAD + body}
+    """A whole train_step_ answer cell: the signature, then ``body``."""
+    return {"train_step_": HEAD + body}
 
 
 ALTERNATIVES = {
@@ -60,8 +56,8 @@ ALTERNATIVES = {
 }
 
 
-def _mistake(body, fails, says, extra=None):
-    return Mistake({**answer(body), **(extra or {})}, fails=set(fails), says=says)
+def _mistake(body, fails, says, extra=None, id=""):
+    return Mistake({**answer(body), **(extra or {})}, fails=set(fails), says=says, id=id)
 
 
 MISTAKES = {
@@ -75,6 +71,7 @@ MISTAKES = {
 """,
         {"test_train_step_update", "test_train_step_repeated"},
         "one Adam update per occurrence",
+        id="step-per-occurrence",
     ),
     "dE[X] += G instead of embedding_backward": _mistake(
         """
@@ -87,6 +84,7 @@ MISTAKES = {
 """,
         {"test_train_step_update", "test_train_step_repeated"},
         "only one occurrence of a repeated id reached",
+        id="step-trap-overwrite",
     ),
     "every row updated (the whole dE to sparse_adam_step_)": _mistake(
         """
@@ -97,6 +95,7 @@ MISTAKES = {
 """,
         {"test_train_step_update", "test_train_step_repeated"},
         "rows that X does not touch changed",
+        id="step-dense",
     ),
     "t not passed on (always 1)": _mistake(
         """
@@ -108,6 +107,7 @@ MISTAKES = {
 """,
         {"test_train_step_update", "test_train_step_repeated"},
         "the step number was not passed on",
+        id="t-not-passed",
     ),
     "lr not passed on (sparse_adam_step_'s default)": _mistake(
         """
@@ -119,6 +119,7 @@ MISTAKES = {
 """,
         {"test_train_step_update", "test_train_step_repeated"},
         "the learning rate was not passed on",
+        id="lr-not-passed",
     ),
     "returns the loss after the update": _mistake(
         """
@@ -130,6 +131,7 @@ MISTAKES = {
 """,
         {"test_train_step_loss"},
         "returned the loss after the update",
+        id="loss-after-update",
     ),
     "forgets to return the loss": _mistake(
         """
@@ -140,6 +142,30 @@ MISTAKES = {
 """,
         {"test_train_step_loss"},
         "Did you forget the return statement",
+        id="returned-none",
+    ),
+    "t - 1 passed on to sparse_adam_step_": _mistake(
+        """
+    loss, G = model_grads(embedding_forward(E, X), params, X, Y)
+    dE = embedding_backward(X, G, E.shape[0])
+    rows = np.unique(X)
+    sparse_adam_step_(E, m, v, rows, dE[rows], t - 1, lr)  # ZeroDivisionError at t = 1
+    return loss
+""",
+        TRAIN,
+        "the step number was passed on off by one (t - 1)",
+        id="step-t-minus-one",
+    ),
+    "the summed rows passed once per occurrence (k times the gradient)": _mistake(
+        """
+    loss, G = model_grads(embedding_forward(E, X), params, X, Y)
+    dE = embedding_backward(X, G, E.shape[0])  # each row already summed over X
+    sparse_adam_step_(E, m, v, X, dE[X], t, lr)  # ... and summed again per occurrence
+    return loss
+""",
+        {"test_train_step_update", "test_train_step_repeated"},
+        "got k times its gradient",
+        id="summed-rows-per-occurrence",
     ),
     "works on copies (E = E.copy())": _mistake(
         """
@@ -152,6 +178,7 @@ MISTAKES = {
 """,
         ARRAYS,
         "did not change",
+        id="step-not-in-place",
     ),
     "exercise 2's trap (dE[ids] += g) pasted into embedding_backward": Mistake(
         {
@@ -170,6 +197,7 @@ def embedding_backward(ids, grad_out, V, padding_idx=None):
         },
         fails={"test_backward", "test_train_step_update", "test_train_step_repeated"},
         says="repeated ids overwrote each other",
+        id="trap-overwrite",
     ),
     "exercise 3's trap (one update per occurrence) pasted into sparse_adam_step_": Mistake(
         {
@@ -189,6 +217,7 @@ def sparse_adam_step_(E, m, v, ids, grad_out, t, lr=1e-3, betas=(0.9, 0.999), ep
         # function's own test cell sees the trap
         fails={"test_adam"},
         says="one Adam update per occurrence",
+        id="per-occurrence",
     ),
     "only m bias-corrected (lr / (1 - b1**t)) in sparse_adam_step_": Mistake(
         {
@@ -209,6 +238,7 @@ def sparse_adam_step_(E, m, v, ids, grad_out, t, lr=1e-3, betas=(0.9, 0.999), ep
         # the step size is wrong whatever train_step_ hands it: the two update cells too
         fails={"test_adam", "test_train_step_update", "test_train_step_repeated"},
         says="only m was bias-corrected",
+        id="only-m-corrected",
     ),
     "v from the sum of squares in sparse_adam_step_": Mistake(
         {
@@ -232,6 +262,7 @@ def sparse_adam_step_(E, m, v, ids, grad_out, t, lr=1e-3, betas=(0.9, 0.999), ep
         # train_step_ hands it distinct rows, already summed: only its own cell sees it
         fails={"test_adam"},
         says="the sum of the squares",
+        id="sum-of-squares",
     ),
 }
 

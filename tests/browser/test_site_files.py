@@ -200,3 +200,49 @@ def test_pages_workflow_deploys_only_the_built_site():
     assert wf["permissions"] == {"contents": "read", "pages": "write", "id-token": "write"}
     page = (harness.ROOT / "book" / "running.md").read_text(encoding="utf-8")
     assert "```yaml\n" + text + "```\n" in page, "book/running.md shows an outdated workflow"
+
+
+# Cited works with no DOI, no URL and no arXiv id anywhere (verified when the links were added).
+NO_LINK = {"zipf1949human": "Zipf's 1949 book: no DOI, no online edition by its publisher"}
+
+
+def _bibliography():
+    from pybtex.database import parse_file
+
+    return parse_file(str(harness.ROOT / "book" / "references.bib")).entries
+
+
+def test_every_reference_links_to_the_work():
+    """Each entry of book/references.bib has a DOI, an arXiv id or a URL, unless NO_LINK says
+    why it cannot; and no field holds a TeX command that pybtex would print raw (pybtex reads
+    braces, accents and escapes such as \\_ and \\&, not commands like \\texttt or \\url)."""
+    entries = _bibliography()
+    missing = sorted(
+        k
+        for k, e in entries.items()
+        if not {"doi", "eprint", "url"} & {f.lower() for f in e.fields}
+    )
+    assert missing == sorted(NO_LINK), f"entries without a DOI, arXiv id or URL: {missing}"
+    commands = {
+        k: [f for f, v in e.fields.items() if re.search(r"\\[A-Za-z]{2,}", v)]
+        for k, e in entries.items()
+    }
+    commands = {k: v for k, v in commands.items() if v}
+    assert not commands, f"TeX commands in these fields (pybtex prints them raw): {commands}"
+
+
+def test_references_page_shows_every_entry_without_raw_tex(built_site):
+    """The rendered list: one list item per entry, no backslash in its text, and a link (DOI,
+    arXiv or URL) in every entry but those of NO_LINK."""
+    text = (built_site / "book" / "references.html").read_text(encoding="utf-8")
+    items = re.findall(r'<div class="citation" id="[^"]*" role="listitem">(.*?)</div>', text, re.S)
+    assert len(items) == len(_bibliography()), "every entry is a list item (role=listitem)"
+    plain = [html.unescape(re.sub(r"<[^>]+>", "", item)) for item in items]
+    raw = [p for p in plain if "\\" in p]
+    assert not raw, f"raw TeX on the references page: {raw}"
+    unlinked = [
+        p.split("]", 1)[-1].strip()[:60]
+        for p, i in zip(plain, items, strict=True)
+        if "<a " not in i
+    ]
+    assert len(unlinked) == len(NO_LINK), f"entries shown without a link: {unlinked}"

@@ -38,25 +38,48 @@ def _shifted(case, want):
     return np.array([before[r.tobytes()] for r in rows]).reshape(want.shape)
 
 
-FWD_MISTAKES = [
-    Mistake(
-        "flattened",
-        "embedding_forward lost the shape of ids: it returned one row per id in a flat list. "
-        "The result must have shape ids.shape + (d,): keep ids' shape (no reshape(-1) or ravel) "
-        "or reshape back",
-        _flattened,
-    ),
-    Mistake(
-        "off_by_one",
-        "embedding_forward picked the row before the right one: ids are 0-based row numbers, "
-        "id i is row i",
-        _shifted,
-    ),
-]
+def _one_hot_flat(case, want):
+    """One one-hot row per id in a flat list: the expected rows with the shape of ids lost."""
+    ids, V = case.args
+    return want.reshape(-1, V) if np.ndim(ids) != 1 else None
+
+
+FLATTENED = Mistake(
+    "flattened",
+    "embedding_forward lost the shape of ids: it returned one row per id in a flat list. "
+    "The result must have shape ids.shape + (d,): keep ids' shape (no reshape(-1) or ravel) "
+    "or reshape back",
+    _flattened,
+)
+OFF_BY_ONE = Mistake(
+    "off-by-one",
+    "embedding_forward picked the row before the right one: ids are 0-based row numbers, "
+    "id i is row i",
+    _shifted,
+)
+ONE_HOT_FLAT = Mistake(
+    "one-hot-flattened",
+    "one_hot lost the shape of ids: it returned one row per id in a flat list, shape "
+    "(ids.size, V). The result must have shape ids.shape + (V,): for ids of shape (B, T), "
+    "(B, T, V)",
+    _one_hot_flat,
+)
+# The dtype sentence for one_hot, whose dtype is not its input's (ids are integers).
+ONE_HOT_DTYPE = (
+    "one_hot returns float64 whatever the dtype of ids: comparisons give booleans and "
+    "np.zeros(..., dtype=int) or counting give integers, so build the result in float64 "
+    "(np.zeros(shape), np.eye(V)) or convert it with .astype(np.float64)."
+)
+
+FWD_MISTAKES = [FLATTENED, OFF_BY_ONE]
+# Every mistake this chapter recognises (judges.COMMON besides): ids unique within the chapter.
+MISTAKES = [*FWD_MISTAKES, ONE_HOT_FLAT]
 
 forward_judge = array_judge(FWD, mistakes=FWD_MISTAKES)
-shape_only_judge = shape_judge(FWD, FWD_MISTAKES[:1])
-one_hot_judge = array_judge("one_hot", row_word="position")
+shape_only_judge = shape_judge(FWD, [FLATTENED])
+one_hot_judge = array_judge(
+    "one_hot", row_word="position", mistakes=[ONE_HOT_FLAT], dtype_hint=ONE_HOT_DTYPE
+)
 
 JUDGES = {FWD: forward_judge, f"{FWD}:shape": shape_only_judge, "one_hot": one_hot_judge}
-expect = make_expect(JUDGES)
+expect = make_expect(JUDGES, MISTAKES)

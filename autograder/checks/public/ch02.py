@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..compare import close, differing_rows, expected, fmt, shown
-from ..judges import Mistake, array_judge, common_problems, shape_judge
+from ..judges import WRONG_DTYPE, Mistake, array_judge, common_problems, shape_judge
 from ..visible import make_expect
 
 BWD = "embedding_backward"
@@ -129,60 +129,75 @@ ONLY_1D = (
     "to (N,) and grad_out to (N, d) first (reshape), then sum per row"
 )
 
+OVERWRITE = Mistake("trap-overwrite", TRAP, (_overwrite("last"), _overwrite("first")))
+AVERAGED = Mistake(
+    "averaged",
+    "repeated ids were averaged instead of summed: the chain rule adds one contribution per "
+    "position, so an id that occurs k times gets the sum of its k gradients, not their mean",
+    _averaged,
+)
+ONLY_1D_IDS = Mistake("only-1d-ids", ONLY_1D, _first_axis_loop)
 BWD_MISTAKES = [
-    Mistake("overwrite", TRAP, _overwrite("last")),
-    Mistake("overwrite_first", TRAP, _overwrite("first")),
+    OVERWRITE,
+    AVERAGED,
     Mistake(
-        "averaged",
-        "repeated ids were averaged instead of summed: the chain rule adds one contribution per "
-        "position, so an id that occurs k times gets the sum of its k gradients, not their mean",
-        _averaged,
-    ),
-    Mistake(
-        "padding_zero_skipped",
+        "padding-zero-skipped",
         "padding_idx = 0 was ignored and row 0 got gradient. `if padding_idx:` is False when "
         "padding_idx is 0; test `if padding_idx is not None:` instead",
         _pad_ignored_when(lambda p: p == 0),
     ),
     Mistake(
-        "padding_negative_ignored",
+        "padding-negative-ignored",
         "the padding row got gradient: a negative padding_idx counts from the end (-1 is row V-1, "
         "as in Python indexing), and that row must be all zeros. Comparing ids with a negative "
         "number never matches: turn it into a row number first (padding_idx % V)",
         _pad_ignored_when(lambda p: p < 0),
     ),
     Mistake(
-        "padding_ignored",
+        "padding-ignored",
         "the padding row got gradient: row padding_idx of the result must be all zeros, however "
         "often the padding id occurs",
         _pad_ignored_when(lambda p: True),
     ),
     Mistake(
-        "transposed",
+        "transposed-gradient",
         "the result is transposed: the gradient of the table has the table's shape (V, d), one "
         "row per id (S^T G, not G^T S)",
         _transposed,
     ),
     Mistake(
-        "touched_rows_only",
+        "touched-rows-only",
         "embedding_backward returned only the rows of ids that occur; the dense gradient has all "
         "V rows, shape (V, d), with zeros for ids that do not occur",
-        _touched_rows_only(padded=True),
+        (_touched_rows_only(padded=True), _touched_rows_only(padded=False)),
     ),
     Mistake(
-        "touched_rows_only_unpadded",
-        "embedding_backward returned only the rows of ids that occur; the dense gradient has all "
-        "V rows, shape (V, d), with zeros for ids that do not occur",
-        _touched_rows_only(padded=False),
-    ),
-    Mistake(
-        "per_position",
+        "per-position",
         "embedding_backward returned the upstream gradient per position; the gradient of the "
         "table has one row per table row, shape (V, d): add each g_n into row x_n",
         _per_position,
     ),
-    Mistake("first_axis_loop", ONLY_1D, _first_axis_loop),
+    ONLY_1D_IDS,
 ]
+# embedding_backward's hints for an exception with one usual cause, and its dtype mistake
+RESHAPE_EMPTY = Mistake(
+    "reshape-empty",
+    "reshape(N, -1) on empty ids: the -1 cannot be worked out from 0 elements; give the width",
+)
+FLOAT64_ZEROS = Mistake(
+    "float64-zeros",
+    "a float64 result for float32 gradients: np.zeros((V, d)) is float64 by default",
+)
+# embedding_backward_rows
+ROWS_NOT_COALESCED = Mistake(
+    "rows-not-coalesced", "rows lists an id more than once: the gradient is not coalesced"
+)
+ROWS_UNSORTED = Mistake("rows-unsorted", "rows are the right ids but not sorted ascending")
+ROWS_OVERWRITE = Mistake("rows-trap-overwrite", TRAP)
+ROWS_AVERAGED = Mistake("rows-averaged", "repeated ids were averaged instead of summed in values")
+ROWS_MISTAKES = [ROWS_NOT_COALESCED, ROWS_UNSORTED, ROWS_OVERWRITE, ROWS_AVERAGED]
+# Every mistake this chapter recognises (judges.COMMON besides): ids unique within the chapter.
+MISTAKES = [*BWD_MISTAKES, RESHAPE_EMPTY, FLOAT64_ZEROS, *ROWS_MISTAKES]
 
 _values_judge = array_judge(BWD, check_dtype=False, mistakes=BWD_MISTAKES)
 
@@ -193,13 +208,13 @@ def _error_hint(case, got, want, fname):
     if got.error_type in (None, "NotImplementedError") or want.error_type is not None:
         return None
     if ids.size == 0 and "size 0" in (got.error or ""):
-        return (
+        return RESHAPE_EMPTY.said(
             f"{fname} raised {got.error_type} for {case.label}: {got.error}. With no ids, "
             "reshape(N, -1) cannot work out the -1 from 0 elements: give the width instead, "
             "grad_out.reshape(-1, d) with d = grad_out.shape[-1]"
         )
     if ids.ndim != 1 and ids.size:
-        return (
+        return ONLY_1D_IDS.said(
             f"{fname} raised {got.error_type} for {case.label} (ids of shape {ids.shape}): "
             f"{ONLY_1D}. The error was: {got.error}"
         )
@@ -208,11 +223,11 @@ def _error_hint(case, got, want, fname):
 
 def _dtype_message(case, got_dtype, want_dtype, fname):
     if want_dtype == np.float32 and got_dtype == np.float64:
-        return (
+        return FLOAT64_ZEROS.said(
             f"{fname} returned a float64 result for float32 gradients ({case.label}). "
             "np.zeros((V, d)) is float64 by default: pass dtype=grad_out.dtype"
         )
-    return (
+    return WRONG_DTYPE.said(
         f"{fname} returned {got_dtype} for {case.label}; expected {want_dtype} (grad_out's dtype)."
     )
 
@@ -265,13 +280,13 @@ def rows_judge(case, got, want):
         return f"rows should hold integer ids for {case.label}; got dtype {rows.dtype}."
     if not np.array_equal(rows, w_rows):
         if rows.size > w_rows.size and np.array_equal(np.unique(rows), w_rows):
-            return (
+            return ROWS_NOT_COALESCED.said(
                 f"rows lists an id more than once for {case.label}: each id that occurs must "
                 "appear once in rows, with the sum of all its gradients in values (the "
                 f"gradient has to be coalesced). Got rows {fmt(rows)}{expected(case, fmt(w_rows), ', expected ')}."
             )
         if rows.size == w_rows.size and np.array_equal(np.sort(rows), w_rows):
-            return (
+            return ROWS_UNSORTED.said(
                 f"rows must be sorted ascending for {case.label}: got {fmt(rows)}"
                 f"{expected(case, fmt(w_rows), ', expected ')} (np.unique returns sorted ids)."
             )
@@ -287,9 +302,9 @@ def rows_judge(case, got, want):
     if not close(vals, w_vals, w_vals.dtype):
         models = _rows_models(case, w_rows, w_vals)
         if close(vals, models["overwrite"], w_vals.dtype):
-            return f"{TRAP} (for {case.label})"
+            return ROWS_OVERWRITE.on(case)
         if close(vals, models["averaged"], w_vals.dtype):
-            return (
+            return ROWS_AVERAGED.said(
                 f"repeated ids were averaged instead of summed in values for {case.label}: an id "
                 "that occurs k times gets the sum of its k gradients"
             )
@@ -305,4 +320,4 @@ def rows_judge(case, got, want):
 
 
 JUDGES = {BWD: backward_judge, f"{BWD}:shape": shape_only_judge, ROWS: rows_judge}
-expect = make_expect(JUDGES)
+expect = make_expect(JUDGES, MISTAKES)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..compare import close, differing_rows, fmt, shown, tolerance
-from ..judges import common_problems, explains, in_place_problem
+from ..judges import Mistake, common_problems, explains, in_place_problem
 from ..visible import make_expect
 
 STEP = "sparse_adam_step_"
@@ -163,6 +163,31 @@ def _sum_of_squares(p):
     return p.with_v(v)
 
 
+@_model()
+def _v_not_squared(p):
+    """v from the summed gradient itself, not its square (m as expected; E follows from v)."""
+    v, E = p.v1.copy(), p.E0.copy()
+    r = p.rows
+    v[r] += (1 - p.b2) * (p.g_hat[r] - p.g_hat[r] ** 2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        factor = (np.sqrt(p.v1[r]) + p.eps) / (np.sqrt(v[r]) + p.eps)  # NaN where v < 0
+    E[r] = p.E0[r] - p.D[r] * factor
+    return [E, p.m1, v]
+
+
+@_model()
+def _zero_gradient_skipped(p):
+    """A touched row whose gradients sum to zero left as it was (m, v and E), as when the
+    touched rows are taken from the nonzero rows of the gradient instead of from ids."""
+    sums = [p.g[p.flat == r].sum(axis=0) for r in p.rows]  # each touched row's gradients
+    cancel = np.array([r for r, g in zip(p.rows, sums, strict=True) if not g.any()], dtype=int)
+    if cancel.size == 0 or not (p.m0[cancel].any() or p.v0[cancel].any()):
+        return None  # no such row, or one that a skip leaves right (zero moments stay zero)
+    E, m, v = p.E1.copy(), p.m1.copy(), p.v1.copy()
+    E[cancel], m[cancel], v[cancel] = p.E0[cancel], p.m0[cancel], p.v0[cancel]
+    return [E, m, v]
+
+
 def _unchanged(k):
     """Array k (0: E, 1: m, 2: v) left as the caller passed it: rebound, not written into."""
 
@@ -252,71 +277,91 @@ T_MINUS_ONE = (
     "the first step, and the bias corrections use it as it is"
 )
 
-# (name, message, model(case, want) -> [E, m, v] with None for an array not predicted, or None)
-MISTAKES = [
-    ("per_occurrence", PER_OCCURRENCE, _per_occurrence),
-    ("last_write", LAST_WRITE, _last_write),
-    (
+# Each model(case, want) gives [E, m, v], None for an array it does not predict, or None.
+T_MINUS = Mistake("t-minus-one", T_MINUS_ONE, _t_model(-1))
+ADAM_MISTAKES = [
+    Mistake("per-occurrence", PER_OCCURRENCE, _per_occurrence),
+    Mistake("last-write", LAST_WRITE, _last_write),
+    Mistake(
         "averaged",
         "repeated ids were averaged: a row's gradient is the sum of its occurrences' gradients, "
         "not their mean",
         _averaged,
     ),
-    (
-        "sum_of_squares",
+    Mistake(
+        "sum-of-squares",
         "v was built from the sum of the squares of a repeated id's gradients: v takes the "
         "square of the summed gradient, (g_1 + g_2 + ...)**2, not g_1**2 + g_2**2 + ... Sum a "
         "row's gradients first, then square the sum (SparseAdam squares the coalesced gradient)",
         _sum_of_squares,
     ),
-    ("not_in_place", NOT_IN_PLACE, _unchanged(0)),
-    ("not_in_place_m", NOT_IN_PLACE, _unchanged(1)),
-    ("not_in_place_v", NOT_IN_PLACE, _unchanged(2)),
-    (
-        "dense",
+    Mistake(
+        "v-not-squared",
+        "v was built from the gradient itself, not its square: the second moment averages "
+        "g**2, v = b2 * v + (1 - b2) * g**2 (a negative g makes sqrt(v) NaN)",
+        _v_not_squared,
+    ),
+    Mistake(
+        "zero-gradient-skipped",
+        "a row that ids touches but whose gradients cancel (they sum to 0) was skipped: SparseAdam "
+        "updates every row that occurs in ids, so its moments still decay (m = b1 * m, v = b2 * v) "
+        "and it still moves by step_size * m / (sqrt(v) + eps). Take the touched rows from ids "
+        "(np.unique(ids)), not from the nonzero rows of the summed gradient",
+        _zero_gradient_skipped,
+    ),
+    Mistake("not-in-place", NOT_IN_PLACE, (_unchanged(0), _unchanged(1), _unchanged(2))),
+    Mistake(
+        "dense-adam",
         "rows that ids does not touch changed (dense Adam): SparseAdam is lazy, so the moments "
         "of untouched rows do not decay and those rows do not move; update only the rows in ids",
         _dense,
     ),
-    (
-        "no_bias_correction",
+    Mistake(
+        "no-bias-correction",
         "the bias correction is missing: the step size is lr * sqrt(1 - b2**t) / (1 - b1**t), "
         "not lr (m and v start at zero, so early moments are too small without it)",
         _no_bias_correction,
     ),
-    (
-        "only_m_corrected",
+    Mistake(
+        "only-m-corrected",
         "only m was bias-corrected: the step size is lr * sqrt(1 - b2**t) / (1 - b1**t), not "
         "lr / (1 - b1**t); v starts at zero too, and its correction sqrt(1 - b2**t) is missing",
         _only_m_corrected,
     ),
-    (
-        "eps_inside",
+    Mistake(
+        "eps-inside-sqrt",
         "eps went inside the square root: the denominator is sqrt(v) + eps, not sqrt(v + eps)",
         _eps_model("inside"),
     ),
-    (
-        "eps_corrected",
+    Mistake(
+        "eps-corrected",
         "eps was bias-corrected (m_hat / (sqrt(v_hat) + eps), torch.optim.Adam's form): "
         "SparseAdam folds both corrections into the step size and adds eps to the uncorrected "
         "sqrt(v), so the update is step_size * m / (sqrt(v) + eps)",
         _eps_model("corrected"),
     ),
-    (
-        "t_plus_one",
+    Mistake(
+        "t-plus-one",
         "the step number is off by one (t + 1 used): the caller passes this step's number, 1 for "
         "the first step; do not add 1 to it",
         _t_model(+1),
     ),
-    ("t_minus_one", T_MINUS_ONE, _t_model(-1)),
-    (
-        "per_row_t",
+    T_MINUS,
+    Mistake(
+        "per-row-t",
         "a row touched for the first time was bias-corrected as if t were 1: a step counter per "
         "row. SparseAdam keeps one step counter per table (the t you are given), even for rows "
         "whose moments are still zero",
         _per_row_t,
     ),
 ]
+RESHAPE_EMPTY = Mistake(
+    "reshape-empty", "reshape on empty ids: the -1 cannot be worked out from 0 elements"
+)
+ONLY_1D_IDS = Mistake("only-1d-ids", "it works only for 1-D ids")
+RETURNS_VALUE = Mistake("returns-value", "an in-place function returned something, not None")
+# Every mistake this chapter recognises (judges.COMMON besides): ids unique within the chapter.
+MISTAKES = [*ADAM_MISTAKES, RESHAPE_EMPTY, ONLY_1D_IDS, RETURNS_VALUE]
 
 
 # ------------------------------------------------------------------------------------------
@@ -328,19 +373,19 @@ def _error_hint(case, got):
     ids = np.asarray(a["ids"])
     err = got.error or ""
     if got.error_type == "ZeroDivisionError" and a["t"] == 1:
-        return (
+        return T_MINUS.said(
             f"{STEP} raised ZeroDivisionError at t = 1 for {case.label}: at the first step "
             "1 - b1**t is 1 - b1, not 0; a zero there means "
             f"{T_MINUS_ONE} (the error was: {err})"
         )
     if ids.size == 0 and ("size 0" in err or "zero-size" in err):
-        return (
+        return RESHAPE_EMPTY.said(
             f"{STEP} raised {got.error_type} for {case.label}: {err}. With no ids there is no "
             "step: reshape with the width (grad_out.reshape(-1, d), d = E.shape[1]), or return "
             "early when ids is empty"
         )
     if ids.ndim != 1 and ids.size:
-        return (
+        return ONLY_1D_IDS.said(
             f"{STEP} raised {got.error_type} for {case.label} (ids of shape {ids.shape}): it "
             "works only for 1-D ids. ids can have any shape: flatten ids to (N,) and grad_out "
             f"to (N, d) first (reshape). The error was: {err}"
@@ -350,10 +395,10 @@ def _error_hint(case, got):
 
 def _named(case, got, want, dtype):
     """The message of the first modelled mistake that explains the wrong arrays."""
-    for _name, message, model in MISTAKES:
-        alt = model(case, want)
-        if alt is not None and explains(got, want, alt, lambda a, b: near(a, b, dtype)):
-            return f"{message} (for {case.label})"
+    for m in ADAM_MISTAKES:
+        for alt in m.predictions(case, want):
+            if explains(got, want, alt, lambda a, b: near(a, b, dtype)):
+                return m.on(case)
     return None
 
 
@@ -393,7 +438,9 @@ def adam_judge(case, got, want):
                 f"{STEP} left NaN or inf in {name} for {case.label}; the expected values are finite"
             )
             if _inputs(case)["t"] == 1:
-                text += f". At t = 1, a 0 in 1 - b1**t usually means {T_MINUS_ONE}"
+                return T_MINUS.said(
+                    f"{text}. At t = 1, a 0 in 1 - b1**t usually means {T_MINUS_ONE}."
+                )
             return text + "."
         if not near(g, w, dtype):
             return _where(case, name, g, w, dtype)
@@ -405,7 +452,7 @@ def in_place_judge(case, got, want):
     if msg:
         return msg
     if not got.returned_none:
-        return (
+        return RETURNS_VALUE.said(
             f"{STEP} returned something for {case.label}; it should return None. It updates E, m "
             "and v in place, so there is nothing to return (like list.sort(), or PyTorch's "
             "optimizer.step(), which changes the parameters and its state)."
@@ -414,4 +461,4 @@ def in_place_judge(case, got, want):
 
 
 JUDGES = {STEP: adam_judge, f"{STEP}:in_place": in_place_judge}
-expect = make_expect(JUDGES)
+expect = make_expect(JUDGES, MISTAKES)

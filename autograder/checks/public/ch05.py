@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..compare import close, differing_rows, expected, fmt, shown, tolerance
-from ..judges import Case, Mistake, Outcome, common_problems
+from ..judges import TRANSPOSED, WRONG_DTYPE, Case, Mistake, Outcome, common_problems
 from ..visible import make_expect
 
 UNTIED = "untied_bigram_loss_grad"
@@ -99,61 +99,101 @@ def _times_n(loss_too, grads_too):
     return model
 
 
-def _not_averaged(which, loss_too, grads_too):
+def _not_averaged(prefix, which, loss_too, grads_too):
     return Mistake(
-        f"not averaged ({which})",
+        f"{prefix}not-averaged",
         f"{which} N times too large: not averaged over N. The loss is the mean over the N "
         "positions, so the loss and every gradient term carry a factor 1/N",
         _times_n(loss_too, grads_too),
     )
 
 
-def _averaging_mistakes(all_of_them, grads):
+def _averaging_mistakes(prefix, all_of_them, grads):
     return [
-        _not_averaged(f"{all_of_them} are", True, True),
-        _not_averaged("the loss is", True, False),
-        _not_averaged(grads, False, True),
+        _not_averaged(prefix, f"{all_of_them} are", True, True),
+        _not_averaged(f"{prefix}loss-", "the loss is", True, False),
+        _not_averaged(f"{prefix}grad-", grads, False, True),
     ]
 
 
 TIED_MISTAKES = [
     Mistake(
-        "output path only",
+        "output-path-only",
         "dE holds only the output path (Delta^T H, the table as output layer). The same table is "
         "also the input table: add the input path S^T (Delta E) for the rows that were looked up",
         _output_only,
     ),
     Mistake(
-        "input path only",
+        "input-path-only",
         "dE holds only the input path (S^T (Delta E), the rows that were looked up). The same table "
         "also scores every output token: add the output path Delta^T H, which reaches every row",
         _input_only,
     ),
     Mistake(
-        "repeated ids overwritten",
+        "trap-overwrite",
         "a row looked up more than once got the input-path gradient of only one of its positions: "
         "repeated input ids were overwritten (dE[x] += ... and dE[x] = ... keep one write per row). "
         "Every occurrence must add its row, e.g. with np.add.at or S^T (Delta E)",
         _tied_overwritten,
     ),
-    *_averaging_mistakes("the loss and dE", "dE is"),
+    *_averaging_mistakes("", "the loss and dE", "dE is"),
 ]
 
 UNTIED_MISTAKES = [
     Mistake(
-        "repeated ids overwritten",
+        "untied-trap-overwrite",
         "a row of dE_in looked up more than once got the gradient of only one of its positions: "
         "repeated input ids were overwritten (dE_in[x] += ... and dE_in[x] = ... keep one write per "
         "row). Every occurrence must add its row, e.g. with np.add.at or S^T (Delta W_out)",
         _untied_overwritten,
     ),
     Mistake(
-        "gradients swapped",
+        "grads-swapped",
         "dE_in and dW_out came back in each other's places: return (loss, dE_in, dW_out), the "
         "gradient of the input table first",
         _swapped,
     ),
-    *_averaging_mistakes("the loss, dE_in and dW_out", "dE_in and dW_out are"),
+    *_averaging_mistakes("untied-", "the loss, dE_in and dW_out", "dE_in and dW_out are"),
+]
+
+# The numerical failures of large logits, told apart by what a case's logits allow (see
+# _large_logit_message) and, when both could happen, by the sign of an infinite loss.
+NAIVE_SOFTMAX = Mistake(
+    "naive-softmax",
+    "exp of logits this large overflows: no maximum was subtracted before exp (a naive softmax "
+    "gives inf / inf = NaN). Subtract each row's maximum logit before exp (the log-sum-exp "
+    "trick); the probabilities do not change",
+)
+GLOBAL_MAX = Mistake(
+    "global-max",
+    "one maximum for the whole batch was subtracted (Z - Z.max()), not each row's own: in a "
+    "row whose largest logit is far below the batch's, exp underflows to 0 in every entry, so "
+    "its softmax is 0 / 0 and its log-sum-exp log(0) = -inf. Subtract each row's own maximum, "
+    "Z - Z.max(axis=1, keepdims=True)",
+)
+UNSTABLE_SOFTMAX = Mistake(
+    "unstable-softmax",
+    "exp overflowed or underflowed: the softmax must subtract each row's own maximum logit "
+    "before exp, Z - Z.max(axis=1, keepdims=True). Without any shift, exp of these logits "
+    "overflows (inf / inf = NaN); with one shift for the whole batch (Z.max()), a row whose "
+    "largest logit is far below the batch's underflows to 0 / 0",
+)
+LOG_UNDERFLOW = Mistake(
+    "log-underflow",
+    "the softmax probability of the target underflowed to 0 and its log was taken",
+)
+LOSS_NOT_FLOAT = Mistake("loss-not-float", "the loss is not a Python float")
+LOSS_NOT_SCALAR = Mistake("loss-not-scalar", "the loss is not one number")
+NOT_A_TUPLE = Mistake("not-a-tuple", "the function does not return the tuple its docstring says")
+NUMERIC = [NAIVE_SOFTMAX, GLOBAL_MAX, UNSTABLE_SOFTMAX, LOG_UNDERFLOW]
+# Every mistake this chapter recognises (judges.COMMON besides): ids unique within the chapter.
+MISTAKES = [
+    *TIED_MISTAKES,
+    *UNTIED_MISTAKES,
+    *NUMERIC,
+    LOSS_NOT_FLOAT,
+    LOSS_NOT_SCALAR,
+    NOT_A_TUPLE,
 ]
 
 
@@ -181,34 +221,38 @@ def _structure(case, got, want, fname, names) -> str | None:
         what = (
             f"a tuple of {len(got.values)}" if got.is_tuple else f"a single {', '.join(got.types)}"
         )
-        return f"{fname} should return a tuple ({', '.join(names)}) for {case.label}; it returned {what}."
+        return NOT_A_TUPLE.said(
+            f"{fname} should return a tuple ({', '.join(names)}) for {case.label}; it returned {what}."
+        )
     loss = got.values[0]
     if loss.size != 1:
-        return (
+        return LOSS_NOT_SCALAR.said(
             f"{fname} returned a loss of shape {loss.shape} for {case.label}; it should be one "
             "number, the mean of the per-position losses over the N positions."
         )
     for name, g, w in zip(names[1:], got.values[1:], want.values[1:], strict=True):
         if g.shape != w.shape:
-            hint = " It looks transposed." if g.shape == w.shape[::-1] and g.ndim == 2 else ""
-            return (
+            text = (
                 f"{fname} returned {name} of shape {g.shape} for {case.label}; expected {w.shape}, "
-                f"the table's shape (one row per token).{hint}"
+                "the table's shape (one row per token)."
             )
+            if g.shape == w.shape[::-1] and g.ndim == 2:
+                return TRANSPOSED.said(text + " It looks transposed.")
+            return text
     return None
 
 
 def _types(case, got, want, fname, names) -> str | None:
     """The loss is a Python float and every table has the expected dtype."""
     if got.types[0] != "float":
-        return (
+        return LOSS_NOT_FLOAT.said(
             f"{fname} returned the loss as {got.types[0]} for {case.label}; return a Python "
             "float (wrap it: float(loss)). A numpy float64 is a float; a 0-d array, a numpy "
             "float32 or a tensor is not."
         )
     for name, g, w in zip(names[1:], got.values[1:], want.values[1:], strict=True):
         if g.dtype != w.dtype:
-            return (
+            return WRONG_DTYPE.said(
                 f"{fname} returned {name} as {g.dtype} for {case.label}; expected {w.dtype}, "
                 "the table's dtype (cast the result back: .astype(E.dtype))."
             )
@@ -219,20 +263,48 @@ def _finite(a) -> bool:
     return bool(np.all(np.isfinite(np.asarray(a, dtype=np.float64))))
 
 
+def _row_max_logits(case) -> np.ndarray:
+    """(N,) each position's largest logit, max over v of z_n = W_out @ E_in[x_n] (the forward
+    pass from the case's inputs, in float64; W_out = E_in = E for the tied model)."""
+    E_in = np.asarray(case.args[0], dtype=np.float64)
+    W_out = np.asarray(case.args[1], dtype=np.float64) if len(case.args) == 4 else E_in
+    x = np.asarray(case.args[-2]).reshape(-1).astype(np.int64)
+    return (E_in[x] @ W_out.T).max(axis=1)
+
+
+def _unstable(case) -> tuple[bool, bool]:
+    """(could a naive softmax overflow here, could a batch-wide maximum underflow a row here),
+    computing in the table's dtype or in float64: exp overflows above log(largest float) and
+    underflows to 0 below log(smallest subnormal)."""
+    top = _row_max_logits(case)
+    dtypes = {np.dtype(np.float64), np.dtype(case.args[0].dtype)}
+    over = any(top.max() > np.log(np.finfo(dt).max) for dt in dtypes)
+    spread = top.max() - top.min() if top.size else 0.0
+    under = any(spread > -np.log(float(np.finfo(dt).smallest_subnormal)) for dt in dtypes)
+    return over, under
+
+
 def _large_logit_message(case, got, names, fname, oks) -> str | None:
-    """Name the two numerical failures of large logits: overflow, and the log of an underflow."""
+    """Name the numerical failures of large logits: a softmax without a shift (overflow), one
+    with a shift for the whole batch (a row's underflow), and the log of an underflow."""
     if not case.meta.get("large"):
         return None
-    grads_finite = all(_finite(g) for g in got.values[1:])
-    if not grads_finite:
-        return (
-            f"{fname} returned NaN or inf for {case.label}: exp of logits this large overflows "
-            "(a naive softmax gives inf / inf = NaN). Subtract each row's maximum logit before exp "
-            "(the log-sum-exp trick); the probabilities do not change."
-        )
+    finite = [_finite(v) for v in got.values]
+    if not all(finite[1:]):  # the softmax itself broke: every gradient row depends on it
+        over, under = _unstable(case)
+        loss = float(np.asarray(got.values[0], dtype=np.float64).reshape(-1)[0])
+        if under and (loss == -np.inf or not over):
+            mistake = GLOBAL_MAX  # log(0) = -inf: a row's normalizer underflowed
+        elif over and (loss == np.inf or not under):
+            mistake = NAIVE_SOFTMAX  # log(inf) = inf: exp overflowed
+        elif over or under:
+            mistake = UNSTABLE_SOFTMAX  # NaN either way: both are possible here
+        else:
+            return None
+        return mistake.said(f"{fname} returned NaN or inf for {case.label}: {mistake.message}.")
     if not oks[0] and all(oks[1:]):
-        what = "inf or NaN" if not _finite(got.values[0]) else "wrong"
-        return (
+        what = "inf or NaN" if not finite[0] else "wrong"
+        return LOG_UNDERFLOW.said(
             f"{fname}'s loss is {what} for {case.label} although the gradient is right: the "
             "softmax probability of the target underflowed to 0 and its log was taken (log(p), or a "
             "clipped log(p + eps)). Compute -log softmax(z)_y as logsumexp(z) - z_y instead."
@@ -260,9 +332,9 @@ def tuple_judge(fname: str, names: list[str], mistakes=(), check_types: bool = F
         if all(oks):
             return None
         for m in mistakes:
-            alt = m.model(case, want.values)
-            if alt is not None and all(_agree(got.values, alt, tol)):
-                return f"{m.message} (for {case.label})."
+            for alt in m.predictions(case, want.values):
+                if all(_agree(got.values, alt, tol)):
+                    return m.on(case, end=".")
         message = _large_logit_message(case, got, names, fname, oks)
         if message:
             return message
@@ -311,4 +383,4 @@ untied_judge = tuple_judge(UNTIED, UNTIED_NAMES, UNTIED_MISTAKES)
 tied_judge = tuple_judge(TIED, TIED_NAMES, TIED_MISTAKES)
 
 JUDGES = {UNTIED: untied_judge, TIED: tied_judge, f"{TIED}:types": types_only_judge}
-expect = make_expect(JUDGES)
+expect = make_expect(JUDGES, MISTAKES)

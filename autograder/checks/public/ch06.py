@@ -20,7 +20,16 @@ import math
 
 import numpy as np
 
-from ..judges import Mistake, array_judge, common_problems
+from ..judges import (
+    NOT_ONE_ARRAY,
+    RETURNED_NONE,
+    TRANSPOSED,
+    WRONG_DTYPE,
+    Mistake,
+    array_judge,
+    common_problems,
+    mistake_id,
+)
 from ..visible import make_expect
 
 INIT = "init_embedding"
@@ -34,22 +43,35 @@ def _table_problem(case, got, want):
     if problem or want.error_type is not None:
         return problem
     if got.returned_none:
-        return f"{INIT} returned None for {case.label}. Did you forget the return statement?"
+        return RETURNED_NONE.said(
+            f"{INIT} returned None for {case.label}. Did you forget the return statement?"
+        )
     g = got.value
     if g is None or got.is_tuple:
         what = ", ".join(got.types) or "nothing"
-        return f"{INIT} should return one array for {case.label}, got {what}."
+        return NOT_ONE_ARRAY.said(f"{INIT} should return one array for {case.label}, got {what}.")
     shape = (int(case.args[0]), int(case.args[1]))
     if g.shape != shape:
-        hint = (
-            " It looks transposed: the table has one row per id, shape (V, d)."
-            if g.shape == shape[::-1]
-            else ""
-        )
-        return f"{INIT} returned shape {g.shape} for {case.label}; expected (V, d) = {shape}.{hint}"
+        text = f"{INIT} returned shape {g.shape} for {case.label}; expected (V, d) = {shape}."
+        if g.shape == shape[::-1]:
+            return TRANSPOSED.said(
+                text + " It looks transposed: the table has one row per id, shape (V, d)."
+            )
+        return text
     if g.size and not np.all(np.isfinite(g.astype(np.float64))):
         return f"{INIT} returned NaN or inf for {case.label}."
     return None
+
+
+SCHEME_NOT_CHECKED = Mistake("scheme-not-checked", "an unknown scheme did not raise ValueError")
+CONSTANT = Mistake("constant-table", "every entry of the table is the same number")
+UNIFORM_CENTRED = Mistake("uniform-not-normal", "centred uniform draws, not normal ones")
+GLOBAL_RNG = Mistake(
+    "global-rng", "the numbers do not come from the rng argument (np.random or a new generator)"
+)
+FIXED_SEED = Mistake(
+    "fixed-seed", "the same table for every generator: the rng argument is ignored"
+)
 
 
 # --------------------------------------------------------------------------------------------
@@ -57,7 +79,7 @@ def _table_problem(case, got, want):
 # --------------------------------------------------------------------------------------------
 def contract_judge(case, got, want):
     if want.error_type is not None and got.error_type is None:
-        return (
+        return SCHEME_NOT_CHECKED.said(
             f"{INIT} should raise ValueError for {case.label}: only 'pytorch', 'gpt2' and "
             "'transformer' are schemes; do not fall back to a default silently."
         )
@@ -65,7 +87,7 @@ def contract_judge(case, got, want):
     if problem or want.error_type is not None:
         return problem
     if got.value.dtype != np.float32:
-        return (
+        return WRONG_DTYPE.said(
             f"{INIT} returned {got.value.dtype} for {case.label}; the table should be float32, "
             "like nn.Embedding's weight (convert with .astype(np.float32))."
         )
@@ -75,56 +97,65 @@ def contract_judge(case, got, want):
 # --------------------------------------------------------------------------------------------
 # test_init_scale: the standard deviation of each scheme
 # --------------------------------------------------------------------------------------------
+UNIFORM = Mistake(
+    "uniform-draws",
+    "drew uniformly from [0, 1) (rng.random, std 1/sqrt(12) = 0.289): draw from a normal "
+    "distribution, rng.normal or rng.standard_normal",
+)
+VARIANCE_FOR_STD = Mistake(
+    "variance-for-std",
+    "used 0.02 as the variance; 0.02 is GPT-2's standard deviation (the variance is "
+    "0.02**2 = 0.0004)",
+)
+SQRT_D_IN_TABLE = Mistake(
+    "sqrt-d-in-table",
+    "put the sqrt(d) multiplier into the table: the transformer's table has std "
+    "1/sqrt(d), and the multiplier belongs to the lookup (E[ids] * sqrt(d)), not to "
+    "init_embedding",
+)
+STD_ONE_OVER_D = Mistake(
+    "std-one-over-d",
+    "used std 1/d; the transformer's table has std d**-0.5 = 1/sqrt(d) (its variance is 1/d)",
+)
+TIMES_SQRT_D = Mistake(
+    "times-sqrt-d",
+    "multiplied by sqrt(d) instead of dividing: the transformer's table has std 1/sqrt(d)",
+)
+V_FOR_D = Mistake(
+    "v-for-d",
+    "used the vocabulary size V instead of the width d: the transformer's table has std 1/sqrt(d)",
+)
+PYTORCH_SCALED = Mistake(
+    "pytorch-scaled",
+    "scaled the pytorch scheme by 1/sqrt(d); nn.Embedding's default is N(0, 1), std 1 at "
+    "every width",
+)
+SCALE_MISTAKES = [
+    UNIFORM,
+    VARIANCE_FOR_STD,
+    SQRT_D_IN_TABLE,
+    STD_ONE_OVER_D,
+    TIMES_SQRT_D,
+    V_FOR_D,
+    PYTORCH_SCALED,
+]
+
+
 def _scale_candidates(case, sigma):
-    """(std, message) of the classic wrong scales, each derived from the expected sigma."""
+    """(std, mistake) of the classic wrong scales, each derived from the expected sigma."""
     V, d, scheme = case.args[0], case.args[1], case.args[2]
-    out = [
-        (
-            sigma / math.sqrt(12.0),
-            "drew uniformly from [0, 1) (rng.random, std 1/sqrt(12) = 0.289): draw from a normal "
-            "distribution, rng.normal or rng.standard_normal",
-        )
-    ]
+    out = [(sigma / math.sqrt(12.0), UNIFORM)]
     if scheme == "gpt2":
-        out.append(
-            (
-                math.sqrt(sigma),
-                "used 0.02 as the variance; 0.02 is GPT-2's standard deviation (the variance is "
-                "0.02**2 = 0.0004)",
-            )
-        )
+        out.append((math.sqrt(sigma), VARIANCE_FOR_STD))
     if scheme == "transformer":
         out += [
-            (
-                sigma * math.sqrt(d),
-                "put the sqrt(d) multiplier into the table: the transformer's table has std "
-                "1/sqrt(d), and the multiplier belongs to the lookup (E[ids] * sqrt(d)), not to "
-                "init_embedding",
-            ),
-            (
-                sigma * sigma,
-                "used std 1/d; the transformer's table has std d**-0.5 = 1/sqrt(d) (its variance "
-                "is 1/d)",
-            ),
-            (
-                1.0 / sigma,
-                "multiplied by sqrt(d) instead of dividing: the transformer's table has std "
-                "1/sqrt(d)",
-            ),
-            (
-                sigma * math.sqrt(d / V) if V else None,
-                "used the vocabulary size V instead of the width d: the transformer's table has "
-                "std 1/sqrt(d)",
-            ),
+            (sigma * math.sqrt(d), SQRT_D_IN_TABLE),
+            (sigma * sigma, STD_ONE_OVER_D),
+            (1.0 / sigma, TIMES_SQRT_D),
+            (sigma * math.sqrt(d / V) if V else None, V_FOR_D),
         ]
     if scheme == "pytorch":
-        out.append(
-            (
-                sigma / math.sqrt(d),
-                "scaled the pytorch scheme by 1/sqrt(d); nn.Embedding's default is N(0, 1), std 1 "
-                "at every width",
-            )
-        )
+        out.append((sigma / math.sqrt(d), PYTORCH_SCALED))
     return [(s, m) for s, m in out if s]
 
 
@@ -138,9 +169,11 @@ def scale_judge(case, got, want):
     s = float(g.std())
     if abs(s / sigma - 1) <= tol:
         return None
-    for alt, message in _scale_candidates(case, sigma):
+    for alt, mistake in _scale_candidates(case, sigma):
         if abs(s / alt - 1) <= tol:
-            return f"{INIT} {message} (for {case.label}: std {s:.4g}, expected {sigma:.4g})."
+            return mistake.said(
+                f"{INIT} {mistake.message} (for {case.label}: std {s:.4g}, expected {sigma:.4g})."
+            )
     return (
         f"{INIT}'s entries have standard deviation {s:.4g} for {case.label}; expected "
         f"{sigma:.4g} (a correct table of {g.size:,} entries lands within {100 * tol:.1f}% of it)."
@@ -158,13 +191,16 @@ def distribution_judge(case, got, want):
     n = g.size
     s = float(g.std())
     if s == 0.0:
-        return f"{INIT} returned a table whose entries are all equal for {case.label}; draw them at random."
+        return CONSTANT.said(
+            f"{INIT} returned a table whose entries are all equal for {case.label}; draw them at "
+            "random."
+        )
     m = float(g.mean())
     # The table's own scale s: this cell grades the shape of the distribution only (the scale is
     # test_init_scale's job): |mean| <= 6 s / sqrt(N).
     if abs(m) > Z * s / math.sqrt(n):
         if abs(m / s - math.sqrt(3.0)) < 0.05:  # U[0, a): mean a/2, std a/sqrt(12)
-            return (
+            return UNIFORM.said(
                 f"{INIT}'s entries are not centred at 0 for {case.label} (mean {m:.4g}): rng.random "
                 "draws uniformly from [0, 1); draw from a normal distribution, rng.normal or "
                 "rng.standard_normal."
@@ -177,7 +213,7 @@ def distribution_judge(case, got, want):
     limit = Z * math.sqrt(24.0 / n)
     if abs(g2) > limit:
         if abs(g2 + 1.2) < 0.1:
-            return (
+            return UNIFORM_CENTRED.said(
                 f"{INIT}'s entries look uniform, not normal, for {case.label} (excess kurtosis "
                 f"{g2:.3f}; a normal has 0, a uniform -1.2): draw from rng.normal or "
                 "rng.standard_normal."
@@ -197,13 +233,13 @@ def seed_problem(case, table, first_label, first, same: bool) -> str | None:
     two generators had the same seed and the tables must be equal, else they must differ."""
     equal = first.shape == table.shape and np.array_equal(first, table)
     if same and not equal:
-        return (
+        return GLOBAL_RNG.said(
             f"{INIT} gave different tables for two generators with the same seed "
             f"({case.label}): draw every number from the rng argument (rng.normal, "
             "rng.standard_normal), not from np.random or a new default_rng()."
         )
     if not same and equal:
-        return (
+        return FIXED_SEED.said(
             f"{INIT} gave the same table for {first_label} and {case.label}: it ignores the rng "
             "argument (a fixed seed inside the function?). Draw from rng."
         )
@@ -218,7 +254,7 @@ def rng_judge(case, got, want):
         return problem
     first_label = case.meta.get("first_label", "the first generator")
     for key, same in (("same_as", True), ("differs_from", False)):
-        if key in case.meta:
+        if case.meta.get(key) is not None:  # None: the first call failed, and said why
             problem = seed_problem(case, got.value, first_label, np.asarray(case.meta[key]), same)
             if problem:
                 return problem
@@ -247,59 +283,85 @@ def _mistake(name, message, fn):
 
 ROW_MISTAKES = [
     _mistake(
-        "approximation",
+        "sqrt-d-approximation",
         f"{ROW} returned the approximation sqrt(d) * sigma; the exact mean of the chi "
         "distribution is a little smaller (sigma * sqrt(2) * Gamma((d+1)/2) / Gamma(d/2))",
         lambda d, s, w: math.sqrt(d) * s,
     ),
     _mistake(
-        "squared",
+        "squared-length",
         f"{ROW} returned the expected squared length d * sigma**2, not the expected length",
         lambda d, s, w: d * s * s,
     ),
     _mistake(
-        "no sigma",
+        "no-sigma",
         f"{ROW} ignored sigma: the length scales with sigma (multiply the sigma = 1 value by sigma)",
         lambda d, s, w: None if s in (0.0, 1.0) else w / s,
     ),
     _mistake(
-        "sigma squared",
+        "sigma-squared",
         f"{ROW} scaled by sigma**2 instead of sigma: a length scales like the standard deviation",
         lambda d, s, w: None if s in (0.0, 1.0) else w * s,
     ),
     _mistake(
-        "swapped gammas",
+        "swapped-gammas",
         f"{ROW} swapped the two Gamma functions: the numerator is Gamma((d + 1) / 2)",
         lambda d, s, w: None if w == 0 else 2 * s * s / w,
     ),
     _mistake(
-        "no sqrt 2",
+        "no-sqrt-2",
         f"{ROW} lost the factor sqrt(2) in sigma * sqrt(2) * Gamma((d+1)/2) / Gamma(d/2)",
         lambda d, s, w: w / math.sqrt(2),
     ),
 ]
 
 _row_values = array_judge(ROW, check_dtype=False, mistakes=ROW_MISTAKES, row_word="value")
-OVERFLOW_HINT = (
+# Gamma(x) and exp(lgamma(x)) are the same number: both overflow a float once x > 171.6.
+GAMMA_OVERFLOW = Mistake(
+    "gamma-overflow",
     "Gamma(d / 2) and Gamma((d + 1) / 2) are larger than the largest float once d >= 343 "
-    "(math.gamma(172) overflows), but their ratio is moderate: work with the logarithms of "
-    "the Gamma functions instead."
+    "(math.gamma(172) overflows, and so does exp(math.lgamma(172)): it is the same number), but "
+    "their ratio is moderate. Take the ratio in logarithms: subtract first, then exp once, "
+    "exp(lgamma((d + 1) / 2) - lgamma(d / 2)); exp(lgamma(a)) / exp(lgamma(b)) overflows like "
+    "gamma(a) / gamma(b)",
+)
+NOT_A_FLOAT = Mistake("not-a-float", "an array where one float is due")
+NOT_EXACT = Mistake(
+    "not-exact-enough",
+    "the value is within 1e-6 but not within the relative 1e-9 the exercise asks for: an "
+    "approximation (a truncated series in 1/d, or one used above some d) is not exact enough "
+    "at every d. exp(lgamma((d + 1) / 2) - lgamma(d / 2)) is exact to about 1e-13 at every d",
 )
 
 
 def row_judge(case, got, want):
     if got.error_type == "OverflowError":
-        return f"{ROW} raised OverflowError for {case.label}: {OVERFLOW_HINT}"
+        return GAMMA_OVERFLOW.said(
+            f"{ROW} raised OverflowError for {case.label}: {GAMMA_OVERFLOW.message}."
+        )
     if got.value is not None and not got.is_tuple and got.value.size == 1:
         v = float(np.asarray(got.value, dtype=np.float64).ravel()[0])
         if not math.isfinite(v) and want.value is not None and math.isfinite(float(want.value)):
-            return f"{ROW} returned {v} for {case.label}: {OVERFLOW_HINT}"
+            return GAMMA_OVERFLOW.said(
+                f"{ROW} returned {v} for {case.label}: {GAMMA_OVERFLOW.message}."
+            )
     if got.value is not None and got.value.shape != () and got.value.size == 1 and not got.is_tuple:
-        return (
+        return NOT_A_FLOAT.said(
             f"{ROW} returned an array of shape {got.value.shape} for {case.label}; "
             "return a single float (float(...))."
         )
-    return _row_values(case, got, want)
+    msg = _row_values(case, got, want)
+    if msg and not mistake_id(msg) and want.value is not None and got.value is not None:
+        g, w = float(np.asarray(got.value, dtype=np.float64).reshape(-1)[0]), float(want.value)
+        if w != 0 and math.isfinite(g) and abs(g / w - 1) < 1e-6:
+            return NOT_EXACT.said(f"{ROW} is not exact for {case.label}: {NOT_EXACT.message}.")
+    return msg
+
+
+INIT_MISTAKES = [SCHEME_NOT_CHECKED, *SCALE_MISTAKES, CONSTANT, UNIFORM_CENTRED, GLOBAL_RNG]
+INIT_MISTAKES += [FIXED_SEED]
+# Every mistake this chapter recognises (judges.COMMON besides): ids unique within the chapter.
+MISTAKES = [*INIT_MISTAKES, *ROW_MISTAKES, GAMMA_OVERFLOW, NOT_A_FLOAT, NOT_EXACT]
 
 
 JUDGES = {
@@ -309,4 +371,4 @@ JUDGES = {
     f"{INIT}:rng": rng_judge,
     ROW: row_judge,
 }
-expect = make_expect(JUDGES)
+expect = make_expect(JUDGES, MISTAKES)

@@ -11,12 +11,46 @@ Every wrong count is modelled from the case and the expected value, never from t
 from __future__ import annotations
 
 from ..compare import expected, shown
-from ..judges import common_problems
+from ..judges import Mistake, common_problems
 from ..visible import make_expect
 
 COST = "table_cost"
 DIM = "suggest_dim"
 INT32_MAX = 2**31 - 1
+
+# The mistakes this chapter's judges recognise (each judge writes its own message).
+NOT_A_TUPLE = Mistake("not-a-tuple", "table_cost does not return a tuple (params, bytes)")
+INT32_OVERFLOW = Mistake("int32-overflow", "the counts wrapped around like 32-bit integers")
+TIED_TWICE = Mistake("tied-counted-twice", "a tied table counted twice")
+ONE_TABLE = Mistake("untied-one-table", "an untied model counted as one table")
+BYTES = {
+    4: Mistake("bytes-weights-only", "4 bytes per parameter: the weights alone"),
+    8: Mistake("bytes-no-moments", "8 bytes per parameter: no Adam moments"),
+    12: Mistake("bytes-12", "12 bytes per parameter: one of the four float32 numbers missing"),
+    2: Mistake("bytes-float16", "2 bytes per parameter: float16 weights alone"),
+    32: Mistake("bytes-32", "32 bytes per parameter: twice the count"),
+}
+BITS = Mistake("bits-not-bytes", "bits counted where bytes were wanted (or / 8 too often)")
+NO_PROJECTION = Mistake("no-projection", "the m x d projection of a factorized table left out")
+FACTOR_IGNORED = Mistake("factor-m-ignored", "factor_m ignored: V x d counted")
+FACTORIZED_TWICE = Mistake("factorized-tied-twice", "a tied factorized table counted twice")
+SHARED_PROJECTION = Mistake("shared-projection", "two untied tables given one shared projection")
+PROJECTION_V_BY_D = Mistake("projection-v-by-d", "a V x d projection instead of m x d")
+FLOAT_COUNTS = Mistake("float-counts", "float counts (/ instead of //) where ints are due")
+NUMPY_INTS = Mistake("numpy-ints", "numpy integers where Python ints are due")
+NO_CAP = Mistake("no-cap", "fastai's cap min(600, ...) left out")
+MAX_NOT_MIN = Mistake("max-not-min", "max(600, ...) instead of min(600, ...)")
+POWER_OF_PRODUCT = Mistake("power-of-product", "(1.6 * V) ** 0.56 instead of 1.6 * V ** 0.56")
+TRUNCATED = Mistake("truncated", "int() truncates where round() rounds")
+ROUNDED_UP = Mistake("rounded-up", "rounded up (ceil) where round() rounds to the nearest")
+NOT_ONE_NUMBER = Mistake("not-one-number", "suggest_dim does not return one number")
+RULE_NOT_CHECKED = Mistake("rule-not-checked", "an unknown rule did not raise ValueError")
+FLOAT_WIDTH = Mistake("float-width", "a float width (np.round gives one) where an int is due")
+# Every mistake this chapter recognises (judges.COMMON besides): ids unique within the chapter.
+MISTAKES = [NOT_A_TUPLE, INT32_OVERFLOW, TIED_TWICE, ONE_TABLE, *BYTES.values(), BITS]
+MISTAKES += [NO_PROJECTION, FACTOR_IGNORED, FACTORIZED_TWICE, SHARED_PROJECTION]
+MISTAKES += [PROJECTION_V_BY_D, FLOAT_COUNTS, NUMPY_INTS, NO_CAP, MAX_NOT_MIN, POWER_OF_PRODUCT]
+MISTAKES += [TRUNCATED, ROUNDED_UP, NOT_ONE_NUMBER, RULE_NOT_CHECKED, FLOAT_WIDTH]
 
 
 def _cost_args(case):
@@ -39,7 +73,10 @@ def _pair(case, got, want):
     if not got.is_tuple or len(got.values) != 2 or any(v.shape != () for v in got.values):
         what = ", ".join(got.types) or "nothing"
         return (
-            f"{COST} should return a tuple of two numbers (params, bytes) for {case.label}; got {what}.",
+            NOT_A_TUPLE.said(
+                f"{COST} should return a tuple of two numbers (params, bytes) for {case.label}; "
+                f"got {what}."
+            ),
             None,
             None,
             None,
@@ -51,7 +88,7 @@ def _pair(case, got, want):
 
 
 def _overflow_message(case):
-    return (
+    return INT32_OVERFLOW.said(
         f"{COST}'s numbers overflowed for {case.label}: they wrapped around like 32-bit integers "
         f"(np.int32 holds at most {INT32_MAX:,}). Compute with Python ints, which never overflow "
         "(do not convert V or d to np.int32)."
@@ -78,13 +115,13 @@ def _on_params(explain):
 def tied_judge(case, gp, wp):
     V, d, tied, _ = _cost_args(case)
     if tied and gp == 2 * wp:
-        return (
+        return TIED_TWICE.said(
             f"{COST} counted the tied table twice for {case.label}: with tied=True the input "
             f"table and the output layer are the same {V} x {d} matrix, stored once (half of the "
             f"{gp:,} parameters counted)."
         )
     if not tied and 2 * gp == wp:
-        return (
+        return ONE_TABLE.said(
             f"{COST} counted one table for {case.label}: with tied=False the input table and the "
             f"output layer are two separate V x d matrices (twice {gp:,} parameters)."
         )
@@ -131,9 +168,11 @@ def bytes_judge(case, got, want):
         ),
     ]:
         if gb == factor * gp:
-            return f"{COST} counted {what} (for {case.label})."
+            return BYTES[factor].said(f"{COST} counted {what} (for {case.label}).")
     if gp and gb == per * gp // 8:
-        return f"{COST} counted bits where bytes were wanted, or divided by 8 once too often (for {case.label})."
+        return BITS.said(
+            f"{COST} counted bits where bytes were wanted, or divided by 8 once too often (for {case.label})."
+        )
     return f"{COST} returned {gb:,} bytes for {gp:,} parameters for {case.label}; expected 16 bytes per parameter (16 * params)."
 
 
@@ -147,25 +186,29 @@ def factorized_judge(case, gp, wp):
     projection = m * d
     small = wp // n - projection  # the V x m part of one stored table, from the expected count
     if gp == n * small:
-        return (
+        return NO_PROJECTION.said(
             f"{COST} forgot the m x d projection for {case.label}: a factorized table is a "
             f"V x m table ({small:,}) plus an m x d projection ({projection:,}) that maps its rows "
             "up to width d."
         )
     if gp == n * V * d:
-        return f"{COST} ignored factor_m for {case.label}: with factor_m = {m} each table is V*m + m*d, not V*d."
+        return FACTOR_IGNORED.said(
+            f"{COST} ignored factor_m for {case.label}: with factor_m = {m} each table is V*m + m*d, not V*d."
+        )
     if tied and gp == 2 * wp:
-        return (
+        return FACTORIZED_TWICE.said(
             f"{COST} counted the tied table twice for {case.label}: tied=True stores one "
             f"factorized table (half of {gp:,} parameters), not two."
         )
     if not tied and gp == wp - projection:
-        return (
+        return SHARED_PROJECTION.said(
             f"{COST} gave the two untied tables one shared projection for {case.label}: each stored "
             "table is a V x m table plus its own m x d projection."
         )
     if gp == n * (small + V * d):
-        return f"{COST} used V x d for the projection for {case.label}; the projection is m x d ({m} x {d})."
+        return PROJECTION_V_BY_D.said(
+            f"{COST} used V x d for the projection for {case.label}; the projection is m x d ({m} x {d})."
+        )
     return (
         f"{COST} returned {gp:,} parameters for {case.label}; a factorized table is "
         f"n_tables x (V x m + m x d){expected(case, f'{wp:,}', ' = ')}."
@@ -194,11 +237,11 @@ def ints_judge(case, got, want):
     bad = [t for t in got.types if t != "int"]
     if bad:
         if any(t in ("float", "numpy.float64", "numpy.float32") for t in bad):
-            return (
+            return FLOAT_COUNTS.said(
                 f"{COST} returned {', '.join(got.types)} for {case.label}: parameter and byte counts "
                 "are integers. Use integer arithmetic (* and //, not /) or int(...)."
             )
-        return (
+        return NUMPY_INTS.said(
             f"{COST} returned {', '.join(got.types)} for {case.label}; the contract asks for Python "
             "ints (numpy integers have fixed sizes and can overflow): wrap them in int(...)."
         )
@@ -218,7 +261,9 @@ def _dim_value(case, got, want):
         return problem, None, None
     if got.is_tuple or got.value is None or got.value.shape != ():
         return (
-            f"{DIM} should return one number for {case.label}; got {', '.join(got.types)}.",
+            NOT_ONE_NUMBER.said(
+                f"{DIM} should return one number for {case.label}; got {', '.join(got.types)}."
+            ),
             None,
             None,
         )
@@ -236,36 +281,42 @@ def rule_judge(case, got, want):
     V, rule = case.args[0], case.args[1]
     formula = FORMULA.get(rule, "the rule")
     if rule == "fastai" and w == CAP and g > CAP:
-        return (
+        return NO_CAP.said(
             f"{DIM} forgot fastai's cap for {case.label}: the rule is min(600, ...), and "
             "1.6 * V ** 0.56 is above 600 here."
         )
     if rule == "fastai" and g == CAP and w < CAP:
-        return f"{DIM} returned 600 for {case.label}: the rule is min(600, ...), not max."
+        return MAX_NOT_MIN.said(
+            f"{DIM} returned 600 for {case.label}: the rule is min(600, ...), not max."
+        )
     if rule == "fastai" and g != w - 1 and g == min(CAP, round((1.6 * V) ** 0.56)):
-        return (
+        return POWER_OF_PRODUCT.said(
             f"{DIM} raised 1.6 * V to the power 0.56 for {case.label}; the rule is 1.6 * (V ** 0.56): "
             "** binds tighter than *, so 1.6 * V ** 0.56 is already right."
         )
     if g == w - 1:
-        return (
+        return TRUNCATED.said(
             f"{DIM} truncated instead of rounding for {case.label}: int() drops the fraction "
             f"of {formula} (use round())."
         )
     if g == w + 1:
-        return f"{DIM} rounded up for {case.label}: {formula} must be rounded to the nearest integer (use round(), not ceil)."
+        return ROUNDED_UP.said(
+            f"{DIM} rounded up for {case.label}: {formula} must be rounded to the nearest integer (use round(), not ceil)."
+        )
     return f"{DIM} returned {g} for {case.label}, which is not {formula} rounded{expected(case, str(w), ' (')}{')' if shown(case) else ''}."
 
 
 def contract_judge(case, got, want):
     if want.error_type is not None and got.error_type is None:
-        return f"{DIM} should raise ValueError for {case.label}: only 'tf' and 'fastai' are rules."
+        return RULE_NOT_CHECKED.said(
+            f"{DIM} should raise ValueError for {case.label}: only 'tf' and 'fastai' are rules."
+        )
     problem, g, w = _dim_value(case, got, want)
     if problem or want.error_type is not None:
         return problem
     t = got.types[0]
     if t != "int" and not t.startswith("numpy.int"):
-        return (
+        return FLOAT_WIDTH.said(
             f"{DIM} returned a {t} ({g!r}) for {case.label}; a width is an int: round(x) returns "
             "one, np.round(x) returns a float (wrap it in int(...))."
         )
@@ -280,4 +331,4 @@ JUDGES = {
     DIM: rule_judge,
     f"{DIM}:contract": contract_judge,
 }
-expect = make_expect(JUDGES)
+expect = make_expect(JUDGES, MISTAKES)

@@ -19,7 +19,14 @@ import dataclasses
 import numpy as np
 
 from ..compare import close, differing_rows, fmt, shown
-from ..judges import Mistake, array_judge, common_problems, explains, in_place_problem
+from ..judges import (
+    RETURNED_NONE,
+    Mistake,
+    array_judge,
+    common_problems,
+    explains,
+    in_place_problem,
+)
 from ..visible import make_expect
 
 FWD, BWD, ADAM, STEP = "embedding_forward", "embedding_backward", "sparse_adam_step_", "train_step_"
@@ -80,29 +87,21 @@ TRAP = (
     "over positions, np.add.at, or np.bincount"
 )
 
-forward_judge = array_judge(
-    FWD,
-    mistakes=[
-        Mistake(
-            "flattened",
-            "embedding_forward lost the shape of ids: the result must have shape ids.shape + "
-            "(d,); keep ids' shape (no reshape(-1) or ravel) or reshape the result back",
-            _flattened,
-        )
-    ],
+FLATTENED = Mistake(
+    "flattened",
+    "embedding_forward lost the shape of ids: the result must have shape ids.shape + "
+    "(d,); keep ids' shape (no reshape(-1) or ravel) or reshape the result back",
+    _flattened,
 )
-backward_judge = array_judge(
-    BWD,
-    mistakes=[
-        Mistake("overwrite", TRAP, _overwrite),
-        Mistake(
-            "averaged",
-            "repeated ids were averaged instead of summed: an id that occurs k times gets the "
-            "sum of its k gradients, not their mean",
-            _averaged,
-        ),
-    ],
+OVERWRITE = Mistake("trap-overwrite", TRAP, _overwrite)
+AVERAGED = Mistake(
+    "averaged",
+    "repeated ids were averaged instead of summed: an id that occurs k times gets the "
+    "sum of its k gradients, not their mean",
+    _averaged,
 )
+forward_judge = array_judge(FWD, mistakes=[FLATTENED])
+backward_judge = array_judge(BWD, mistakes=[OVERWRITE, AVERAGED])
 
 
 # ------------------------------------------------------------------------------------------
@@ -169,13 +168,15 @@ class _Step:
 
 
 def _named(case, got, want, dtype, mistakes, steps):
-    """The first mistake whose model explains the wrong arrays (judges.explains)."""
+    """The first mistake whose model explains the wrong arrays (judges.explains). The models of
+    this module's step mistakes take the step (a _Step), not (case, want)."""
     if steps is None:
         return None
-    for message, model in mistakes:
-        alt = model(steps)
-        if alt is not None and explains(got, want, alt, lambda a, b: near(a, b, dtype)):
-            return f"{message} (for {case.label})"
+    for m in mistakes:
+        for model in m.models():
+            alt = model(steps)
+            if alt is not None and explains(got, want, alt, lambda a, b: near(a, b, dtype)):
+                return m.on(case)
     return None
 
 
@@ -183,7 +184,7 @@ def _repeated(s):
     return bool((s.counts > 1).any())
 
 
-def _arrays_judge(fname, ids_name, parts, mistakes, unchanged_message):
+def _arrays_judge(fname, ids_name, parts, mistakes, unchanged):
     """Judge a function that changes E, m and v in place (arguments 0, 1, 2)."""
 
     def judge(case, got, want):
@@ -201,7 +202,7 @@ def _arrays_judge(fname, ids_name, parts, mistakes, unchanged_message):
             near(g, a, dtype)
             for g, a in zip(got.values, (steps.E0, steps.m0, steps.v0), strict=True)
         ):
-            return f"{unchanged_message} (for {case.label})"
+            return unchanged.on(case)
         named = _named(case, got.values, want.values, dtype, mistakes, steps)
         if named:
             return named
@@ -251,56 +252,60 @@ def _adam_parts(case, want):
     return _Step([a["E"], a["m"], a["v"]], want, flat, a["grad_out"], a["t"], a["lr"])
 
 
+T_MINUS_ONE = "the step number is off by one (t - 1 used): t is this step's number, 1 for the first"
 ADAM_MISTAKES = [
-    (PER_OCCURRENCE, lambda s: s.per_occurrence() if _repeated(s) else None),
-    (
+    Mistake(
+        "per-occurrence", PER_OCCURRENCE, lambda s: s.per_occurrence() if _repeated(s) else None
+    ),
+    Mistake(
+        "last-write",
         "only one occurrence of a repeated id reached m and v: `m[ids] = ...` writes each "
         "repeated row once (the fancy-indexing trap). Sum the gradients per row first",
         lambda s: s.moments_with(lambda i: s.g[s.flat == i][-1]) if _repeated(s) else None,
     ),
-    (
+    Mistake(
+        "dense-adam",
         "rows that ids does not touch changed (dense Adam): SparseAdam is lazy, their moments "
         "do not decay and they do not move",
         lambda s: s.dense(),
     ),
-    (
+    Mistake(
+        "sum-of-squares",
         "v was built from the sum of the squares of a repeated id's gradients: v takes the square "
         "of the summed gradient, (g_1 + g_2 + ...)**2, not g_1**2 + g_2**2 + ...",
         lambda s: s.sum_of_squares() if _repeated(s) else None,
     ),
-    (
+    Mistake(
+        "no-bias-correction",
         "the bias correction is missing: the step size is lr * sqrt(1 - b2**t) / (1 - b1**t)",
         lambda s: s.scaled(s.lr / _step_size(s.lr, s.t)),
     ),
-    (
-        ONLY_M,
-        lambda s: s.scaled(_only_m(s)) if B1**s.t > 1e-4 else None,
-    ),
-    (
+    Mistake("only-m-corrected", ONLY_M, lambda s: s.scaled(_only_m(s)) if B1**s.t > 1e-4 else None),
+    Mistake(
+        "t-plus-one",
         "the step number is off by one (t + 1 used): t is this step's number, 1 for the first",
         lambda s: s.scaled(_step_size(s.lr, s.t + 1) / _step_size(s.lr, s.t)),
     ),
-    (
-        "the step number is off by one (t - 1 used): t is this step's number, 1 for the first",
+    Mistake(
+        "t-minus-one",
+        T_MINUS_ONE,
         lambda s: s.scaled(_step_size(s.lr, s.t - 1) / _step_size(s.lr, s.t)) if s.t > 1 else None,
     ),
 ]
-
-_adam_values = _arrays_judge(
-    ADAM,
-    "ids",
-    _adam_parts,
-    ADAM_MISTAKES,
+ADAM_NOT_IN_PLACE = Mistake(
+    "not-in-place",
     "the caller's arrays did not change: sparse_adam_step_ must update E, m and v in place "
     "(E[rows] -= ..., m[rows] = ...), not rebind new arrays to the names",
 )
 
+_adam_values = _arrays_judge(ADAM, "ids", _adam_parts, ADAM_MISTAKES, ADAM_NOT_IN_PLACE)
+
 
 def adam_judge(case, got, want):
     if got.error_type == "ZeroDivisionError":
-        return (
+        return ADAM_MISTAKES[-1].said(
             f"{ADAM} raised ZeroDivisionError for {case.label}: 1 - b1**t is 0 only at t = 0, so "
-            "the step number is off by one (t - 1 used): t is this step's number, 1 for the first"
+            f"{T_MINUS_ONE}"
         )
     return _adam_values(case, got, want)
 
@@ -318,63 +323,115 @@ def _known(s):
     return s.g is not None and _repeated(s)
 
 
+def _summed_per_occurrence(s):
+    """Each row's summed gradient passed once per occurrence: row i gets k_i * g_hat_i."""
+    if not _repeated(s):
+        return None
+    k = dict(zip(s.rows.tolist(), s.counts.tolist(), strict=True))
+    return s.moments_with(lambda i: k[i] * s.g_hat[i])
+
+
+TRAIN_T_MINUS_ONE = (
+    "the step number was passed on off by one (t - 1): train_step_ is given this step's "
+    "number, 1 for the first step; hand it to sparse_adam_step_ as it is (at t = 1, t - 1 = 0 "
+    "makes 1 - b1**t zero)"
+)
 TRAIN_MISTAKES = [
-    (
+    Mistake(
+        "step-per-occurrence",
         "a repeated id got one Adam update per occurrence (sparse_adam_step_ called once per "
         "position of X): the fancy-indexing trap of chapter 3. Sum a row's gradients first "
         "(embedding_backward does it) and give each touched row one update with the sum",
         lambda s: s.per_occurrence() if _known(s) else None,
     ),
-    (
+    Mistake(
+        "summed-rows-per-occurrence",
+        "a row that occurs k times in X got k times its gradient: the rows of the dense gradient "
+        "dE = embedding_backward(X, G, V) are already summed over X, and passing them once per "
+        "occurrence (sparse_adam_step_(..., X, dE[X], ...)) sums them again. Pass each touched "
+        "row once: rows = np.unique(X), then sparse_adam_step_(E, m, v, rows, dE[rows], t, lr)",
+        _summed_per_occurrence,
+    ),
+    Mistake(
+        "step-trap-overwrite",
         "repeated ids overwrote each other in the table's gradient: only one occurrence of a "
         "repeated id reached it. `dE[X] += G` (in train_step_, or in your embedding_backward) "
         "writes each repeated row once; a repeated id must receive the sum of all its rows of G "
         "(np.add.at, as in exercise 2)",
         lambda s: s.moments_with(lambda i: s.g[s.flat == i][-1]) if _known(s) else None,
     ),
-    (
+    Mistake(
+        "step-dense",
         "rows that X does not touch changed: the update was applied to every row of the table "
         "(with a zero gradient, Adam still decays their moments and moves them). Pass only the "
         "rows that occur in X (np.unique(X)) and their gradients to sparse_adam_step_",
         lambda s: s.dense(),
     ),
-    (
+    Mistake(
+        "t-not-passed",
         "the step number was not passed on: the update used t = 1 (the bias corrections of the "
         "first step) at a later step. Call sparse_adam_step_ with the t you were given",
         lambda s: s.scaled(_step_size(s.lr, 1) / _step_size(s.lr, s.t)) if s.t != 1 else None,
     ),
-    (
+    Mistake(
+        "step-t-plus-one",
         "the step number is off by one (t + 1 used): the caller passes this step's number, 1 "
         "for the first step; pass it to sparse_adam_step_ as it is",
         lambda s: s.scaled(_step_size(s.lr, s.t + 1) / _step_size(s.lr, s.t)),
     ),
-    (
+    Mistake(
+        "step-t-minus-one",
+        TRAIN_T_MINUS_ONE,
+        lambda s: s.scaled(_step_size(s.lr, s.t - 1) / _step_size(s.lr, s.t)) if s.t > 1 else None,
+    ),
+    Mistake(
+        "step-only-m-corrected",
         f"{ONLY_M} (in your sparse_adam_step_, or wherever train_step_ computes the step)",
         lambda s: s.scaled(_only_m(s)) if B1**s.t > 1e-4 else None,
     ),
-    (
+    Mistake(
+        "lr-not-passed",
         "the learning rate was not passed on: the update used sparse_adam_step_'s default "
         "lr = 1e-3 instead of the lr train_step_ was given",
         lambda s: s.scaled(LR / s.lr) if s.lr != LR else None,
     ),
 ]
-
-update_judge = _arrays_judge(
-    STEP,
-    "X",
-    _train_parts,
-    TRAIN_MISTAKES,
+STEP_NOT_IN_PLACE = Mistake(
+    "step-not-in-place",
     f"the caller's E, m and v did not change: {STEP} must update them in place "
     "(sparse_adam_step_ does, if you hand it the caller's arrays, not copies)",
 )
+_update_values = _arrays_judge(STEP, "X", _train_parts, TRAIN_MISTAKES, STEP_NOT_IN_PLACE)
+LOSS_AFTER = Mistake("loss-after-update", "the loss after the update, not before it")
+
+
+def _step_error(case, got):
+    """train_step_ raising ZeroDivisionError at t = 1: t - 1 passed on to sparse_adam_step_."""
+    t = (case.args + (None,) * 8)[6]
+    if got.error_type == "ZeroDivisionError" and t == 1:
+        return TRAIN_MISTAKES[6].said(
+            f"{STEP} raised ZeroDivisionError for {case.label} (t = 1): {TRAIN_T_MINUS_ONE}. "
+            f"The error was: {got.error}"
+        )
+    return None
+
+
+def update_judge(case, got, want):
+    """The E, m and v train_step_ leaves (output ("args", (0, 1, 2)))."""
+    return _step_error(case, got) or _update_values(case, got, want)
 
 
 def loss_judge(case, got, want):
     """The loss before the update, returned as one float (E, m, v may change: they are the
     step's outputs, graded by the other checks)."""
     got = dataclasses.replace(got, modified=[i for i in got.modified if i > 2])
+    problem = _step_error(case, got)
+    if problem:
+        return problem
     if got.returned_none and got.error_type is None:
-        return f"{STEP} returned None for {case.label}. Did you forget the return statement?"
+        return RETURNED_NONE.said(
+            f"{STEP} returned None for {case.label}. Did you forget the return statement?"
+        )
     problem = common_problems(case, got, want, STEP)
     if problem or want.error_type is not None:
         return problem
@@ -385,7 +442,7 @@ def loss_judge(case, got, want):
         return None
     after = case.meta.get("loss_after")
     if after is not None and np.isclose(g, after, rtol=1e-5, atol=1e-6):
-        return (
+        return LOSS_AFTER.said(
             f"{STEP} returned the loss after the update for {case.label}: return the loss that "
             "model_grads computed before the table changed (the loss of this batch at this step)."
         )
@@ -398,5 +455,9 @@ def train_step_judge(case, got, want):
     return (loss_judge if case.output == "return" else update_judge)(case, got, want)
 
 
+# Every mistake this chapter recognises (judges.COMMON besides): ids unique within the chapter.
+MISTAKES = [FLATTENED, OVERWRITE, AVERAGED, *ADAM_MISTAKES, ADAM_NOT_IN_PLACE, *TRAIN_MISTAKES]
+MISTAKES += [STEP_NOT_IN_PLACE, LOSS_AFTER]
+
 JUDGES = {FWD: forward_judge, BWD: backward_judge, ADAM: adam_judge, STEP: train_step_judge}
-expect = make_expect(JUDGES)
+expect = make_expect(JUDGES, MISTAKES)

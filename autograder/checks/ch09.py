@@ -1,0 +1,476 @@
+"""Chapter 9: tables at scale. Hidden checks for its exercise.
+
+Every case is deterministic (fixed seeds). The judges and most mistake models are the public ones
+(public/ch09.py), shared with the visible tests.
+
+The quantization cases are *robust*: a row is kept only when every correct way of computing its
+codes agrees on it (FBGEMM's float32 product with 255 / (range + 1e-8), a float32 division by the
+scale, and the whole computation in float64), and every value lies at least 1e-3 of a step away
+from a half-way point. The exact ties are placed on purpose, in rows whose scale is a power of two
+and whose range is so large that FBGEMM's 1e-8 changes nothing even in float64.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .framework import Case, checks_for
+from .public.ch09 import (
+    BACKWARD,
+    DEQUANT,
+    LOOKUP,
+    OFFSET_NOT_ROUNDED,
+    QUANT,
+    backward_judge,
+    bits_judge,
+    dequant_judge,
+    lookup_judge,
+    near,
+    quant_judge,
+    same_codes,
+)
+
+A = "09_tables_at_scale"
+check = checks_for(A)
+Q_NAMES, D_NAMES = ["E", "bits"], ["codes", "scale", "offset"]
+L_NAMES, B_NAMES = ["shards", "batches"], ["shard_rows", "batches", "grads"]
+MARGIN = 1e-3  # how far from a half-way point every quantized value must be
+
+
+# --------------------------------------------------------------------------------------------
+# Quantization inputs: rows on which every correct computation agrees
+# --------------------------------------------------------------------------------------------
+def _variants(row: np.ndarray, bits: int):
+    """(codes, scale) of one float32 row by several correct computations (float32 and float64,
+    FBGEMM's product and a division), and the unrounded t."""
+    k = 2**bits - 1
+    lo, hi = row.min(), row.max()
+    if bits == 8:
+        span = hi - lo
+        s32 = span / np.float32(255)
+        t_fb = (row - lo) * (np.float32(255) / (span + np.float32(1e-8)))
+        t_div = (row - lo) / s32 if s32 > 0 else np.zeros_like(row)
+        s64 = (np.float64(hi) - np.float64(lo)) / 255
+        t64 = (row.astype(np.float64) - lo) / s64 if s64 > 0 else np.zeros(row.shape)
+        t64_fb = (row.astype(np.float64) - lo) * (255 / (np.float64(hi) - lo + 1e-8))
+        found = [(t_fb, s32), (t_div, s32), (t64, np.float32(s64)), (t64_fb, np.float32(s64))]
+        return [(np.rint(t), s) for t, s in found], t64
+    off = np.float16(lo).astype(np.float32)
+    s16_32 = np.float16((hi - off) / np.float32(k))
+    s16_64 = np.float16((np.float64(hi) - np.float64(off)) / k)
+    out, t64 = [], None
+    for s16 in (s16_32, s16_64):
+        s = np.float32(s16) if s16 != 0 else np.float32(1)
+        for t in (
+            (row - off) * (np.float32(1) / s),
+            (row.astype(np.float64) - off) / np.float64(s),
+        ):
+            out.append((np.clip(np.rint(t), 0, k), s16))
+            t64 = t
+    return out, t64
+
+
+def _robust(row, bits, ties_allowed=False) -> bool:
+    found, t = _variants(np.asarray(row, np.float32), bits)
+    agree = all(
+        same_codes(c, found[0][0]) and np.float64(s) == np.float64(found[0][1]) for c, s in found
+    )
+    frac = np.abs(t - np.floor(t) - 0.5)
+    return agree and (ties_allowed or bool((frac >= MARGIN).all()))
+
+
+def robust_table(V, d, bits, seed, draw) -> np.ndarray:
+    """V float32 rows from ``draw(rng, d)``, each kept only if it is robust for ``bits``."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    while len(rows) < V:
+        row = np.asarray(draw(rng, d), np.float32)
+        if _robust(row, bits):
+            rows.append(row)
+    return np.stack(rows)
+
+
+def _normal(rng, d):
+    return rng.standard_normal(d)
+
+
+def _scaled(rng, d):
+    """Rows whose spread differs by up to four orders of magnitude (as trained tables' rows do)."""
+    return 10 ** rng.uniform(-2, 2) * rng.standard_normal(d)
+
+
+def _far(rng, d):
+    """Rows far from zero, with a small spread: the float16 offset can land above the minimum."""
+    return rng.choice([-1000.0, 100.0, 1000.0]) + rng.uniform(0.5, 3.0) * rng.random(d)
+
+
+def _shifted(rng, d):
+    return rng.uniform(-50, 50) + rng.standard_normal(d)
+
+
+def tie_table(bits: int) -> np.ndarray:
+    """Rows with exact ties: a power-of-two scale, values k + 1/2 steps above the minimum for
+    both parities of k, and the two ends. For 8 bits the range is 255 * 2**20, large enough that
+    FBGEMM's 1e-8 is below half of float64's resolution there (which 2**19 is not)."""
+    k = 2**bits - 1
+    step = 2.0**20 if bits == 8 else 1.0
+    halves = [0.5, 1.5, 2.5, k - 1.5, k - 0.5] if k > 3 else [0.5, 1.5, 2.5, 2.0, 0.5]  # d = 8
+    base = np.array([0.0, k, *halves, 1.0])
+    rows = [base * step, (base * step)[::-1], base * step - (k * step if bits < 8 else 0)]
+    table = np.array(rows, np.float32)
+    assert all(_robust(r, bits, ties_allowed=True) for r in table)
+    return table
+
+
+def q(label, E, bits, shown=False) -> Case:
+    meta = {"arg_names": Q_NAMES, **({"shown": True} if shown else {})}
+    return Case(label, (E, bits), meta=meta)
+
+
+WORKED_8 = np.array([[0.0, 0.25, 1.0, 0.55], [-2.0, 2.0, 0.5, 1.0]], np.float32)
+WORKED_4 = np.array([[1000.4, 1001.4, 1000.9, 1001.15], [-1.0, 0.0, 0.6, 2.0]], np.float32)
+
+
+# --------------------------------------------------------------------------------------------
+# The same mistake when it also changes the float16 scale (the public predicate needs the scale
+# right): recomputed here, from the exact minimum, as that mistake does
+# --------------------------------------------------------------------------------------------
+def _offset_not_rounded(case, got, want) -> bool:
+    E, bits = np.asarray(case.args[0], np.float32), int(case.args[1])
+    if bits == 8:
+        return False
+    k = 2**bits - 1
+    lo = E.min(axis=1)
+    scale = ((E.max(axis=1) - lo) / np.float32(k)).astype(np.float16)
+    scale[scale == 0] = 1
+    s32 = scale.astype(np.float32)
+    codes = np.clip(np.rint((E - lo[:, None]) / s32[:, None]), 0, k)
+    differs = not (same_codes(codes, want[0]) and near(scale, want[1]))
+    return differs and same_codes(got[0], codes) and near(got[1], scale)
+
+
+hidden_quant_judge = quant_judge(extra=[(OFFSET_NOT_ROUNDED, _offset_not_rounded)])
+
+
+# --------------------------------------------------------------------------------------------
+# Checks: quantize_rows
+# --------------------------------------------------------------------------------------------
+@check("test_quantize_8bit", QUANT, hidden_quant_judge)
+def quantize_8bit():
+    """quantize_rows, 8 bits: a float32 scale and minimum per row, codes rounded to the nearest"""
+    return [
+        q("the worked example (two rows, 8 bits)", WORKED_8, 8, shown=True),
+        q("a (50, 16) table of normal entries", robust_table(50, 16, 8, 900, _normal), 8),
+        q("rows whose spreads differ 10,000-fold", robust_table(80, 32, 8, 901, _scaled), 8),
+        q("rows far from zero (around -50 to 50)", robust_table(40, 8, 8, 902, _shifted), 8),
+        q("a single row of 300 entries", robust_table(1, 300, 8, 903, _normal), 8),
+    ]
+
+
+@check("test_quantize_low_bits", QUANT, hidden_quant_judge)
+def quantize_low_bits():
+    """quantize_rows, 4 and 2 bits: float16 scale and offset, codes measured from the float16 offset, clipped"""
+    return [
+        q("a row far from zero and a row around it (4 bits)", WORKED_4, 4, shown=True),
+        q("a (50, 16) table, 4 bits", robust_table(50, 16, 4, 910, _normal), 4),
+        q("a (50, 16) table, 2 bits", robust_table(50, 16, 2, 911, _normal), 2),
+        q("rows whose spreads differ 10,000-fold, 4 bits", robust_table(60, 8, 4, 912, _scaled), 4),
+        q("rows far from zero with a small spread, 4 bits", robust_table(40, 8, 4, 913, _far), 4),
+        q("rows far from zero with a small spread, 2 bits", robust_table(40, 8, 2, 914, _far), 2),
+    ]
+
+
+@check("test_quantize_ties", QUANT, hidden_quant_judge)
+def quantize_ties():
+    """quantize_rows: a value exactly half-way between two codes goes to the even one"""
+    return [
+        q(
+            "ties at 0.5, 1.5, 2.5, 3.5 and 14.5 (4 bits)",
+            np.array([[0.0, 0.5, 1.5, 2.5, 15.0, 7.0, 3.5, 14.5]], np.float32),
+            4,
+            shown=True,
+        ),
+        q("rows with exact ties, 8 bits (a scale of 2^20)", tie_table(8), 8),
+        q("rows with exact ties, 4 bits", tie_table(4), 4),
+        q("rows with exact ties, 2 bits", tie_table(2), 2),
+    ]
+
+
+def _with_constant_rows(bits, seed):
+    E = robust_table(12, 6, bits, seed, _normal)
+    E[[0, 5]] = 0.0  # padding rows
+    E[7], E[9] = 3.0, -7.5  # constant rows of values float16 holds exactly
+    return E
+
+
+@check("test_quantize_constant_rows", QUANT, hidden_quant_judge)
+def quantize_constant_rows():
+    """quantize_rows: a constant row gets codes 0 (scale 0 for 8 bits, 1 for 4 and 2), never NaN"""
+    E_worked = np.array([[0.0] * 4, [3.0] * 4, [0.0, 1.0, 2.0, 3.0]], np.float32)
+    return [
+        q("two constant rows (4 bits: their scale is 1)", E_worked, 4, shown=True),
+        q("two constant rows (8 bits: their scale is 0)", E_worked, 8, shown=True),
+        q("zero rows and constant rows among others, 8 bits", _with_constant_rows(8, 920), 8),
+        q("zero rows and constant rows among others, 4 bits", _with_constant_rows(4, 921), 4),
+        q("zero rows and constant rows among others, 2 bits", _with_constant_rows(2, 922), 2),
+        q("a table of zeros, 4 bits", np.zeros((3, 8), np.float32), 4),
+        q(
+            "a table with d = 1 (every row constant), 8 bits",
+            np.arange(5, dtype=np.float32)[:, None],
+            8,
+        ),
+    ]
+
+
+@check("test_quantize_types", QUANT, hidden_quant_judge)
+def quantize_types():
+    """quantize_rows: uint8 codes, float32 scale and offset for 8 bits (float16 for 4 and 2), from any float input"""
+    E = robust_table(20, 8, 8, 930, _normal)
+    E4 = robust_table(20, 8, 4, 931, _normal)
+    return [
+        q("a float64 table, 8 bits", np.array([[0.0, 0.25, 1.0, 0.55]]), 8, shown=True),
+        q("a float64 table (float32 values), 8 bits", E.astype(np.float64), 8),
+        q("a float64 table (float32 values), 4 bits", E4.astype(np.float64), 4),
+        q("a float32 table, 4 bits", E4, 4),
+        q("a float32 table, 8 bits", E, 8),
+    ]
+
+
+@check("test_quantize_bits", QUANT, bits_judge)
+def quantize_bits():
+    """quantize_rows: bits other than 8, 4 and 2 raise ValueError"""
+    E = np.zeros((2, 4), np.float32)
+    return [
+        Case(f"bits={b}", (E, b), meta={"arg_names": Q_NAMES, "expect_error": True})
+        for b in (3, 16, 1, 0)
+    ]
+
+
+# --------------------------------------------------------------------------------------------
+# Checks: dequantize_rows
+# --------------------------------------------------------------------------------------------
+def _codes(V, d, bits, seed):
+    return np.random.default_rng(seed).integers(0, 2**bits, size=(V, d)).astype(np.uint8)
+
+
+def _params(V, seed, dtype):
+    rng = np.random.default_rng(seed)
+    return (rng.uniform(0.001, 0.1, V).astype(dtype), rng.uniform(-3, 1, V).astype(dtype))
+
+
+def dq(label, codes, scale, offset, shown=False) -> Case:
+    meta = {"arg_names": D_NAMES, **({"shown": True} if shown else {})}
+    return Case(label, (codes, scale, offset), meta=meta)
+
+
+@check("test_dequantize", DEQUANT, dequant_judge)
+def dequantize_values():
+    """dequantize_rows: codes * scale + offset per row, in float32"""
+    w8 = (
+        np.array([[0, 64, 255, 140], [0, 255, 159, 191]], np.uint8),
+        np.array([1 / 255, 4 / 255], np.float32),
+        np.array([0.0, -2.0], np.float32),
+    )
+    w4 = (
+        np.array([[0, 15, 7, 11], [0, 5, 8, 15]], np.uint8),
+        np.array([0.06, 0.2], np.float16),
+        np.array([1000.5, -1.0], np.float16),
+    )
+    zero_scale = _params(5, 944, np.float32)
+    zero_scale[0][[1, 3]] = 0.0
+    return [
+        dq("the 8-bit worked example", *w8, shown=True),
+        dq("the 4-bit example (float16 scale and offset)", *w4, shown=True),
+        dq(
+            "(40, 8) codes of 8 bits, float32 scale and offset",
+            _codes(40, 8, 8, 940),
+            *_params(40, 941, np.float32),
+        ),
+        dq(
+            "(40, 8) codes of 4 bits, float16 scale and offset",
+            _codes(40, 8, 4, 942),
+            *_params(40, 943, np.float16),
+        ),
+        dq("a square table (V = d = 6)", _codes(6, 6, 8, 945), *_params(6, 946, np.float32)),
+        dq("rows with scale 0 (constant rows)", _codes(5, 4, 8, 947), *zero_scale),
+    ]
+
+
+# --------------------------------------------------------------------------------------------
+# The sharded cases: shards, batches, and the routing the public models read from meta
+# --------------------------------------------------------------------------------------------
+def _split(V, d, sizes, seed, dtype=np.float64):
+    E = (np.random.default_rng(seed).standard_normal((V, d))).astype(dtype)
+    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    return [E[a:b] for a, b in zip(starts[:-1], starts[1:], strict=True)], starts[:-1]
+
+
+def _owner(starts, batch):
+    return np.searchsorted(starts, np.asarray(batch, np.int64), side="right") - 1
+
+
+def _batches(V, counts, seed, zipf=False, dtype=np.int64):
+    rng = np.random.default_rng(seed)
+    if not zipf:
+        return [rng.integers(0, V, size=n).astype(dtype) for n in counts]
+    p = 1.0 / np.arange(1, V + 1) ** 1.1
+    return [rng.choice(V, size=n, p=p / p.sum()).astype(dtype) for n in counts]
+
+
+def _route_meta(names, sizes, batches, shown):
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    meta = {"arg_names": names, "starts": starts, "owner": [_owner(starts, b) for b in batches]}
+    return {**meta, **({"shown": True} if shown else {})}
+
+
+def lk(label, shards, batches, shown=False) -> Case:
+    meta = _route_meta(L_NAMES, [len(s) for s in shards], batches, shown)
+    return Case(label, (shards, batches), meta=meta)
+
+
+def bk(label, sizes, batches, d, seed, dtype=np.float64, grads=None, shown=False) -> Case:
+    rng = np.random.default_rng(seed)
+    if grads is None:
+        grads = [rng.standard_normal((len(b), d)).astype(dtype) for b in batches]
+    meta = _route_meta(B_NAMES, sizes, batches, shown)
+    return Case(label, (np.asarray(sizes, np.int64), batches, grads), meta=meta)
+
+
+WORKED_BATCHES = [np.array([4, 0, 4, 1]), np.array([2, 3, 0])]
+UNEVEN_BATCHES = [np.array([5, 0]), np.array([], dtype=np.int64), np.array([1])]
+
+
+def _worked_shards():
+    E = np.arange(10.0).reshape(5, 2)
+    return [E[0:3], E[3:5]]
+
+
+def _uneven_shards():
+    E = np.arange(12, dtype=np.float32).reshape(6, 2)
+    return [E[0:1], E[1:1], E[1:6]]
+
+
+# --------------------------------------------------------------------------------------------
+# Checks: sharded_lookup and sharded_backward
+# --------------------------------------------------------------------------------------------
+@check("test_sharded_lookup", LOOKUP, lookup_judge)
+def lookup_values():
+    """sharded_lookup: each rank gets the rows of its own ids, in its batch's order"""
+    four = [26, 26, 26, 25]
+    return [
+        lk("two ranks, shards of 3 and 2 rows", _worked_shards(), WORKED_BATCHES, shown=True),
+        lk(
+            "4 ranks, 50 ids each (V = 103)",
+            _split(103, 5, four, 950)[0],
+            _batches(103, [50] * 4, 951),
+        ),
+        lk(
+            "4 ranks, Zipf ids (most on rank 0's shard)",
+            _split(103, 5, four, 952)[0],
+            _batches(103, [80] * 4, 953, zipf=True),
+        ),
+        lk(
+            "3 ranks, every id on the last shard",
+            _split(30, 4, [10, 10, 10], 954)[0],
+            [np.array([25, 29, 20, 25]), np.array([21]), np.array([29, 29])],
+        ),
+        lk("a single rank", _split(8, 3, [8], 955)[0], [np.array([7, 0, 7, 3])]),
+    ]
+
+
+@check("test_sharded_lookup_uneven", LOOKUP, lookup_judge)
+def lookup_uneven():
+    """sharded_lookup: shards of any size (an empty one too), empty batches, and the shards' dtype"""
+    sizes = [0, 5, 1, 10]
+    shards32, _ = _split(16, 3, sizes, 960, np.float32)
+    return [
+        lk(
+            "shards of 1, 0 and 5 rows, an empty batch (float32)",
+            _uneven_shards(),
+            UNEVEN_BATCHES,
+            shown=True,
+        ),
+        lk("shards of 0, 5, 1 and 10 rows (float32)", shards32, _batches(16, [9, 0, 12, 4], 961)),
+        lk(
+            "shards of 0, 5, 1 and 10 rows, int32 ids",
+            _split(16, 2, sizes, 962)[0],
+            _batches(16, [7, 7, 7, 7], 963, dtype=np.int32),
+        ),
+        lk(
+            "shards of 7 and 2 rows, uneven batches",
+            _split(9, 4, [7, 2], 964)[0],
+            _batches(9, [1, 15], 965),
+        ),
+        lk("every batch empty", _split(6, 2, [3, 3], 966)[0], [np.array([], np.int64)] * 2),
+    ]
+
+
+@check("test_sharded_backward", BACKWARD, backward_judge)
+def backward_values():
+    """sharded_backward: every position's gradient lands on its row's shard, repeats added up"""
+    g_worked = [
+        np.array([[1.0, 0.0], [0.0, 1.0], [2.0, 2.0], [5.0, 5.0]]),
+        np.array([[1.0, 1.0], [3.0, 0.0], [1.0, 2.0]]),
+    ]
+    four = [26, 26, 26, 25]
+    same = [np.array([7, 7, 7]), np.array([7]), np.array([7, 2])]
+    return [
+        bk(
+            "two ranks, shards of 3 and 2 rows",
+            [3, 2],
+            WORKED_BATCHES,
+            2,
+            0,
+            grads=g_worked,
+            shown=True,
+        ),
+        bk("4 ranks, 50 ids each (V = 103)", four, _batches(103, [50] * 4, 970), 5, 971),
+        bk(
+            "4 ranks, Zipf ids (many repeats)",
+            four,
+            _batches(103, [80] * 4, 972, zipf=True),
+            5,
+            973,
+        ),
+        bk("3 ranks that all look up row 7", [4, 4, 4], same, 3, 974),
+        bk("a single rank with repeats", [8], [np.array([7, 0, 7, 3, 7])], 3, 975),
+    ]
+
+
+@check("test_sharded_backward_uneven", BACKWARD, backward_judge)
+def backward_uneven():
+    """sharded_backward: shards of any size (an empty one too), empty batches, and the grads' dtype"""
+    g_uneven = [
+        np.array([[1.0, 2.0], [3.0, 4.0]], np.float32),
+        np.zeros((0, 2), np.float32),
+        np.array([[10.0, 10.0]], np.float32),
+    ]
+    sizes = [0, 5, 1, 10]
+    return [
+        bk(
+            "shards of 1, 0 and 5 rows, an empty batch (float32)",
+            [1, 0, 5],
+            [np.array([5, 0]), np.array([], np.int64), np.array([5])],
+            2,
+            0,
+            grads=g_uneven,
+            shown=True,
+        ),
+        bk(
+            "shards of 0, 5, 1 and 10 rows (float32)",
+            sizes,
+            _batches(16, [9, 0, 12, 4], 980),
+            3,
+            981,
+            np.float32,
+        ),
+        bk(
+            "shards of 0, 5, 1 and 10 rows, int32 ids",
+            sizes,
+            _batches(16, [7] * 4, 982, dtype=np.int32),
+            2,
+            983,
+        ),
+        bk("shards of 7 and 2 rows, uneven batches", [7, 2], _batches(9, [1, 15], 984), 4, 985),
+        bk("every batch empty", [3, 3], [np.array([], np.int64)] * 2, 2, 986),
+    ]

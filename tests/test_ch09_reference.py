@@ -1,0 +1,210 @@
+"""Chapter 9: the reference solutions agree with FBGEMM and PyTorch.
+
+* quantize_rows equals FBGEMM's own fused row-wise kernels, byte for byte after unpacking
+  (``FloatToFused8BitRowwiseQuantized`` for 8 bits, ``FloatToFusedNBitRowwiseQuantizedSBHalf`` for
+  4 and 2), from fbgemm-gpu-cpu (pinned in requirements.txt), on Hypothesis tables and on the
+  corner cases (ties, constant rows, rows far from zero); PyTorch's own quantized EmbeddingBag
+  packing is checked to be the same bytes;
+* dequantize_rows equals FBGEMM's dequantization kernels;
+* sharded_lookup and sharded_backward equal F.embedding and its autograd gradient on the whole
+  table, for random shard sizes (empty ones included) and batches;
+* the chapter's two-process gloo run (coursekit/sharding.py) equals one process exactly.
+"""
+
+import fbgemm_gpu  # registers torch.ops.fbgemm (fbgemm-gpu-cpu, pinned in requirements.txt)
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from autograder.checks import ch09, reference
+
+REF = reference.load("09_tables_at_scale")
+
+
+def test_fbgemm_gpu_cpu_loads_its_library():
+    """fbgemm-gpu-cpu 1.9.0 installs against torch 2.13 but fails to load: the pin must hold."""
+    assert fbgemm_gpu.__version__ == "1.8.0"
+    out = torch.ops.fbgemm.FloatToFused8BitRowwiseQuantized(torch.ones(2, 4))
+    assert out.dtype == torch.uint8 and tuple(out.shape) == (2, 4 + 8)
+
+
+# --------------------------------------------------------------------------------------------
+# FBGEMM's fused rows, unpacked: codes (V, d), scale (V,), offset (V,)
+# --------------------------------------------------------------------------------------------
+def fbgemm_quantize(E: np.ndarray, bits: int):
+    x = torch.from_numpy(np.ascontiguousarray(E, dtype=np.float32))
+    d = E.shape[1]
+    if bits == 8:
+        fused = torch.ops.fbgemm.FloatToFused8BitRowwiseQuantized(x).numpy()
+        params = fused[:, d:].copy().view(np.float32)
+        return fused[:, :d], params[:, 0], params[:, 1]
+    fused = torch.ops.fbgemm.FloatToFusedNBitRowwiseQuantizedSBHalf(x, bits).numpy()
+    per = 8 // bits
+    packed = fused[:, : d // per]
+    codes = np.stack(
+        [(packed[:, c // per] >> ((c % per) * bits)) & (2**bits - 1) for c in range(d)], axis=1
+    ).astype(np.uint8)
+    params = fused[:, d // per :].copy().view(np.float16)
+    return codes, params[:, 0], params[:, 1]
+
+
+def fbgemm_dequantize(E: np.ndarray, bits: int) -> np.ndarray:
+    x = torch.from_numpy(np.ascontiguousarray(E, dtype=np.float32))
+    if bits == 8:
+        f = torch.ops.fbgemm.FloatToFused8BitRowwiseQuantized(x)
+        return torch.ops.fbgemm.Fused8BitRowwiseQuantizedToFloat(f).numpy()
+    f = torch.ops.fbgemm.FloatToFusedNBitRowwiseQuantizedSBHalf(x, bits)
+    return torch.ops.fbgemm.FusedNBitRowwiseQuantizedSBHalfToFloat(f, bits).numpy()
+
+
+def assert_same_quantization(E, bits):
+    codes, scale, offset = REF.quantize_rows(E, bits)
+    f_codes, f_scale, f_offset = fbgemm_quantize(E, bits)
+    assert codes.dtype == np.uint8 and scale.dtype == offset.dtype == f_scale.dtype
+    np.testing.assert_array_equal(codes, f_codes)
+    # exactly equal as numbers (a row of +0 and -0 may keep either zero as its minimum)
+    np.testing.assert_array_equal(scale.astype(np.float64), f_scale.astype(np.float64))
+    np.testing.assert_array_equal(offset.astype(np.float64), f_offset.astype(np.float64))
+
+
+@st.composite
+def tables(draw):
+    """A float32 table whose d FBGEMM can pack and unpack at every bit width (a multiple of 8),
+    rows of any spread and centre (within float16's range), some of them constant."""
+    V = draw(st.integers(1, 12))
+    d = 8 * draw(st.integers(1, 4))
+    centre = draw(st.floats(-2000, 2000, width=32))
+    spread = draw(st.sampled_from([1e-3, 0.1, 1.0, 30.0, 500.0]))
+    E = draw(hnp.arrays(np.float32, (V, d), elements=st.floats(-1, 1, width=32)))
+    E = (centre + spread * E).astype(np.float32)
+    constant = draw(st.lists(st.integers(0, V - 1), max_size=3))
+    E[constant] = E[constant, :1]
+    return E
+
+
+@settings(max_examples=150, deadline=None)
+@given(tables(), st.sampled_from([8, 4, 2]))
+def test_quantize_rows_equals_fbgemm(E, bits):
+    before = E.copy()
+    assert_same_quantization(E, bits)
+    np.testing.assert_array_equal(E, before)  # the input is not modified
+
+
+@pytest.mark.parametrize("bits", [8, 4, 2])
+def test_quantize_rows_equals_fbgemm_on_the_hidden_checks_corner_cases(bits):
+    """The exact ties (FBGEMM's lrintf rounds them to even), constant rows, rows far from zero."""
+    for E in [
+        ch09.tie_table(bits),
+        ch09.robust_table(20, 8, bits, 1, ch09._far),
+        np.zeros((3, 8), np.float32),
+        np.full((2, 8), 3.0, np.float32),
+        np.array([[0.0, 0.5, 1.5, 2.5, 15.0, 7.0, 3.5, 14.5]], np.float32),
+    ]:
+        assert_same_quantization(E, bits)
+
+
+def test_torch_quantized_embedding_bag_packs_the_same_bytes():
+    """PyTorch's own row-wise packing (the page uses it) is FBGEMM's format."""
+    E = torch.randn(30, 16, generator=torch.Generator().manual_seed(0))
+    q = torch.ops.quantized
+    assert torch.equal(
+        q.embedding_bag_byte_prepack(E), torch.ops.fbgemm.FloatToFused8BitRowwiseQuantized(E)
+    )
+    for bits, pack in [(4, q.embedding_bag_4bit_prepack), (2, q.embedding_bag_2bit_prepack)]:
+        ref = torch.ops.fbgemm.FloatToFusedNBitRowwiseQuantizedSBHalf(E, bits)
+        assert torch.equal(pack(E), ref)
+
+
+@settings(max_examples=100, deadline=None)
+@given(tables(), st.sampled_from([8, 4, 2]))
+def test_dequantize_rows_equals_fbgemm(E, bits):
+    """Equal up to the last bit of float32: FBGEMM's vectorised kernel may fuse the multiply and
+    the add (one rounding instead of two)."""
+    got = REF.dequantize_rows(*REF.quantize_rows(E, bits))
+    assert got.dtype == np.float32
+    ulp = np.spacing(np.float32(max(1.0, float(np.abs(E).max()))))
+    np.testing.assert_allclose(got, fbgemm_dequantize(E, bits), rtol=0, atol=2 * ulp)
+
+
+def test_quantize_rows_refuses_other_bit_widths_and_accepts_float64():
+    E = np.random.default_rng(0).standard_normal((4, 8))
+    for bits in (1, 3, 16):
+        with pytest.raises(ValueError):
+            REF.quantize_rows(E, bits)
+    codes, scale, offset = REF.quantize_rows(E, 8)
+    assert scale.dtype == np.float32
+    np.testing.assert_array_equal(codes, REF.quantize_rows(E.astype(np.float32), 8)[0])
+
+
+# --------------------------------------------------------------------------------------------
+# The sharded lookup and backward against F.embedding and autograd on the whole table
+# --------------------------------------------------------------------------------------------
+@st.composite
+def sharded(draw):
+    sizes = draw(st.lists(st.integers(0, 6), min_size=1, max_size=5).filter(lambda s: sum(s) > 0))
+    V, d = sum(sizes), draw(st.integers(1, 4))
+    dtype = draw(st.sampled_from([np.float32, np.float64]))
+    E = draw(hnp.arrays(dtype, (V, d), elements=st.floats(-100, 100, width=32)))
+    counts = draw(st.lists(st.integers(0, 8), min_size=len(sizes), max_size=len(sizes)))
+    batches = [draw(hnp.arrays(np.int64, (n,), elements=st.integers(0, V - 1))) for n in counts]
+    grads = [draw(hnp.arrays(dtype, (n, d), elements=st.floats(-10, 10, width=32))) for n in counts]
+    return sizes, E, batches, grads
+
+
+def _shards(E, sizes):
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    return [E[a:b] for a, b in zip(starts[:-1], starts[1:], strict=True)]
+
+
+@settings(max_examples=150, deadline=None)
+@given(sharded())
+def test_sharded_lookup_equals_f_embedding_on_the_whole_table(case):
+    sizes, E, batches, _ = case
+    rows = REF.sharded_lookup(_shards(E, sizes), batches)
+    assert len(rows) == len(batches)
+    for got, ids in zip(rows, batches, strict=True):
+        want = F.embedding(torch.from_numpy(ids), torch.from_numpy(E)).numpy()
+        assert got.dtype == E.dtype
+        np.testing.assert_array_equal(got, want)
+
+
+@settings(max_examples=150, deadline=None)
+@given(sharded())
+def test_sharded_backward_equals_autograd_on_the_whole_table(case):
+    sizes, E, batches, grads = case
+    table = torch.from_numpy(E.copy()).requires_grad_(True)
+    ids, G = torch.from_numpy(np.concatenate(batches)), torch.from_numpy(np.concatenate(grads))
+    F.embedding(ids, table).backward(G)
+    got = REF.sharded_backward(np.array(sizes), batches, grads)
+    assert [g.shape[0] for g in got] == sizes and all(g.dtype == E.dtype for g in got)
+    tol = 1e-5 if E.dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(np.concatenate(got), table.grad.numpy(), rtol=tol, atol=tol * 10)
+
+
+def test_gloo_row_sharded_run_equals_one_process_exactly():
+    """The chapter's two-process run: rows and gradients equal F.embedding and autograd bit for
+    bit, and each rank's logged bytes are what its splits say."""
+    from coursekit import sharding
+
+    g = torch.Generator().manual_seed(0)
+    V, d, N = 50, 3, 40
+    E = torch.randn(V, d, generator=g, dtype=torch.float64)
+    batches = [torch.randint(0, V, (N,), generator=g) for _ in range(2)]
+    grads = [torch.randn(N, d, generator=g, dtype=torch.float64) for _ in range(2)]
+    ranks = sharding.run(E, batches, grads, repeats=1, timeout_s=60)
+    table = E.clone().requires_grad_(True)
+    H = F.embedding(torch.cat(batches), table)
+    H.backward(torch.cat(grads))
+    f64 = [r["torch.float64"] for r in ranks]
+    assert torch.equal(torch.cat([r["H"] for r in f64]), H.detach())
+    assert torch.equal(torch.cat([r["dE"] for r in f64]), table.grad)
+    assert [r["rows"] for r in ranks] == [[25, 25]] * 2
+    for rank, info in enumerate(f64):
+        log = {e["what"]: e["bytes_sent"] for e in info["log"]}
+        assert log["ids"] == 8 * info["send"][1 - rank]
+        assert log["rows"] == 8 * d * info["recv"][1 - rank]
+        assert log["gradients"] == 8 * d * info["send"][1 - rank]
