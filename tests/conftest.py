@@ -13,6 +13,22 @@ os.environ["PATH"] = f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"
 SITE = ROOT / "_build" / "html"
 
 
+@pytest.fixture(autouse=True)
+def _environment_unchanged():
+    """A test that changes PYTHONPATH in this process (loading nbgrader_config.py does) leaks it
+    into every later test's subprocesses, which then import the course from the checkout: a
+    Gradescope venv or a bare Python would pass for the wrong reason. Restore it, and fail."""
+    before = os.environ.get("PYTHONPATH")
+    yield
+    after = os.environ.get("PYTHONPATH")
+    if after != before:
+        if before is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = before
+        pytest.fail(f"the test changed PYTHONPATH from {before!r} to {after!r} (use monkeypatch)")
+
+
 @pytest.fixture(scope="session")
 def root() -> Path:
     return ROOT

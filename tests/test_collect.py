@@ -10,7 +10,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import stat
+import sys
 import zipfile
 
 import pytest
@@ -195,8 +197,11 @@ def test_moodle_download_with_its_grading_worksheet(tmp_path, capsys):
     assert "participant 4799 is not in the grading worksheet" in err
 
 
-def test_plain_nbgrader_zip_collect_reads_the_same_names():
+def test_plain_nbgrader_zip_collect_reads_the_same_names(monkeypatch):
     """nbgrader's own FileNameCollectorPlugin, with the pattern nbgrader_config.py gives it."""
+    # loading the config puts the checkout on PYTHONPATH and sys.path: undone after the test
+    monkeypatch.setenv("PYTHONPATH", os.environ.get("PYTHONPATH", ""))  # restored as it was
+    monkeypatch.setattr(sys, "path", list(sys.path))
     from nbgrader.plugins.zipcollect import FileNameCollectorPlugin
     from traitlets.config.loader import PyFileConfigLoader
 

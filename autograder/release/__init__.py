@@ -3,11 +3,12 @@
 ``python -m autograder.release`` (`make release`).
 
 Imports notebook plumbing (:mod:`autograder.nb`) and coursekit (to inline it), never grading.
+The grading path imports :mod:`.history` and so runs this file: nothing here may import coursekit
+(the pages' notebooks, :mod:`.pages`, are imported by name), or every Gradescope zip carries it.
 """
 
 from .generate import generate, postprocess
 from .inline import INLINE, inline_cell_source
-from .pages import page_notebook, write_pages
 from .solutions import release_solutions
 from .student import student_repo
 
@@ -15,9 +16,7 @@ __all__ = [
     "INLINE",
     "generate",
     "inline_cell_source",
-    "page_notebook",
     "postprocess",
     "release_solutions",
     "student_repo",
-    "write_pages",
 ]
