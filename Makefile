@@ -41,7 +41,7 @@ HUB_GRADING := $(if $(filter command line environment,$(origin GRADING)),$(GRADI
 HUB_FLAGS = --dir "$(HUB_DIR)" --ip $(HUB_IP) --port $(HUB_PORT) --instructor $(HUB_INSTRUCTOR) \
   --student $(HUB_STUDENT) --students $(HUB_STUDENTS) --grading-dir "$(HUB_GRADING)"
 
-.PHONY: venv book test lint format release lab hub hub-down grade worker collect export demo solutions gradescope gradescope-test screenshots student-repo vendor-mathjax clean help
+.PHONY: venv book test lint format release configure lab hub hub-down grade worker collect export demo solutions gradescope gradescope-test screenshots student-repo vendor-mathjax clean help
 
 help:
 	@echo "make book        build the website into _build/html"
@@ -60,6 +60,7 @@ help:
 	@echo "make gradescope  a Gradescope autograder: grading/gradescope/ASSIGNMENT.zip (holds the solutions!)"
 	@echo "make gradescope-test  that zip graded here as on Gradescope (ASSIGNMENT=..., NOTEBOOK=...)"
 	@echo "make screenshots desktop and phone screenshots of every chapter under _build/screenshots"
+	@echo "make configure   the launch buttons' repository and hub (REPO=https://github.com/ORG/REPO HUB=https://HUB)"
 	@echo "make student-repo  the student-facing copy (book + exercises, no solutions) in student-repo/"
 	@echo "make vendor-mathjax  re-fetch the pinned MathJax the website serves itself (needs npm)"
 	@echo "make clean       remove build outputs (keeps .venv, workspace/ and grading/)"
@@ -165,6 +166,16 @@ gradescope-test: gradescope
 
 screenshots: book
 	python -m tests.browser.screenshots
+
+# Where the website's launch buttons (Binder, Colab, and the JupyterHub button, an nbgitpuller
+# link) take students: _config.yml's repository and hub, for the site and the student copy.
+REPO ?=
+HUB ?=
+BRANCH ?= main
+configure: $(STAMP)
+	@if [ -z "$(REPO)" ] || [ -z "$(HUB)" ]; then \
+	 echo "usage: make configure REPO=https://github.com/ORG/REPO HUB=https://HUB [BRANCH=main]"; exit 2; fi
+	python -m autograder.release.configure --repo "$(REPO)" --hub "$(HUB)" --branch "$(BRANCH)"
 
 student-repo: $(STAMP)
 	python -m autograder.release --student-repo student-repo
