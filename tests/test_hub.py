@@ -14,6 +14,10 @@ JupyterLab's Assignments tab calls), never an nbgrader command run on a student'
   sees the grades in formgrader, generates and releases the feedback there;
 * each student fetches their feedback and finds their score and, for student 2, the mistake
   named; student 3 finds the corrupt notebook and the lateness named;
+* student 1 presses the website's JupyterHub launch button (the nbgitpuller link `make configure`
+  writes; the student copy served from a git repository on this machine, the trial has no
+  GitHub): it is cloned into their home and the notebook opens; pressed again after they edited
+  it, their edit is kept;
 * no student can read another's work, the exchange's inbound folder, the course's solutions/ or
   grading folder, nor import the course's code; a student's token opens no other server;
 * SIGTERM to `make hub` stops everything it started and removes the users and their homes.
@@ -43,6 +47,8 @@ from playwright.sync_api import sync_playwright
 
 from autograder import samples
 from autograder.course import COURSE_ID, ROOT
+from autograder.release.configure import nbgitpuller_link
+from autograder.release.student import student_repo
 from autograder.samples import ch01
 from tests.browser.hub_student import BrowserStudent
 from tests.hubclient import Hub, HubUser
@@ -51,6 +57,7 @@ pytestmark = pytest.mark.slow
 
 A = "01_one_hot_lookup"
 NB = f"{A}/{A}.ipynb"
+NB_IN_COPY = f"exercises/{NB}"  # the exercise in the student copy
 HUB_DIR = Path("/tmp/course-hub-test")  # fixed: a crashed run is undone by the next one
 INSTRUCTOR = "ethub-teacher"
 STUDENT = "ethub-s"
@@ -256,8 +263,50 @@ def _loop(hub: Hub, steps: Steps, playwright) -> dict:
         seen[f"{name} feedback"] = steps(
             f"{name}: fetch feedback, read it", lambda u=users[name]: _feedback(u), _score_seen
         )
+    seen["button"] = _launch_button(
+        steps, browser, users[S1], settings, hub.grading.parent / (hub.grading.name + "-pull")
+    )
     seen["users"] = users
     seen["instructor"] = inst
+    return seen
+
+
+def _student_copy_remote(where: Path, owner: str) -> str:
+    """The student copy (`make student-repo`) as a git repository for nbgitpuller to clone: a
+    bare one on this machine, owned by the student who clones it (git refuses a local repository
+    of another user: "dubious ownership")."""
+    work = student_repo(where / "embeddings-student")
+    git = ["git", "-c", "user.name=course", "-c", "user.email=course@localhost"]
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "student copy"]):
+        subprocess.run([*git, *args], cwd=work, check=True, capture_output=True)
+    bare = where / "remote" / "embeddings-student"  # cloned as ~/embeddings-student
+    subprocess.run(["git", "clone", "-q", "--bare", str(work), str(bare)], check=True)
+    os.chmod(where, 0o755)
+    os.chmod(bare.parent, 0o755)
+    subprocess.run(["chown", "-R", f"{owner}:{owner}", str(bare)], check=True)
+    return f"file://{bare}"
+
+
+def _launch_button(steps: Steps, browser, s1: HubUser, settings: dict, where: Path) -> dict:
+    """The website's JupyterHub button, twice: the clone, then a pull that keeps an edit."""
+    remote = _student_copy_remote(where, S1)
+    link = nbgitpuller_link(settings["url"].rstrip("/"), remote, "main", NB_IN_COPY)
+    seen = {"link": link}
+    seen["heading"] = steps(
+        f"{S1}: the website's JupyterHub button (nbgitpuller clones)",
+        lambda: browser.git_pull(link, "launch_button"),
+        str,
+    )
+    pulled = f"embeddings-student/{NB_IN_COPY}"
+    seen["cloned"] = s1.read_text(pulled)
+    edited = json.loads(seen["cloned"])
+    edited["cells"][0]["source"] = "# My notes: " + "".join(edited["cells"][0]["source"])
+    s1.save_notebook(pulled, edited)
+    steps(
+        f"{S1}: the button again, after an edit (nbgitpuller pulls)",
+        lambda: browser.git_pull(link, "launch_button_again"),
+    )
+    seen["after edit"] = json.loads(s1.read_text(pulled))["cells"][0]["source"]
     return seen
 
 
@@ -289,7 +338,7 @@ def loop(tmp_path_factory):
             print("\n" + steps.table())
         yield seen
     finally:
-        subprocess.run(["rm", "-rf", str(grading)], check=False)
+        subprocess.run(["rm", "-rf", str(grading), f"{grading}-pull"], check=False)
 
 
 PROBE = """
@@ -473,6 +522,14 @@ def test_each_student_fetches_feedback_with_their_score_and_mistake(loop):
     for name in (S1, S2, S3):
         assert "BEGIN HIDDEN" not in loop[f"{name} feedback"]
         assert "autograder.checks" not in loop[f"{name} feedback"]
+
+
+def test_the_websites_jupyterhub_button_clones_the_student_copy_and_keeps_edits(loop):
+    button = loop["button"]
+    assert "/hub/user-redirect/git-pull?repo=file" in button["link"], button["link"]
+    assert button["heading"].startswith("Exercise 1"), "the button opens the notebook in JupyterLab"
+    assert button["cloned"] == (ROOT / "exercises" / NB).read_text(encoding="utf-8")
+    assert "".join(button["after edit"]).startswith("# My notes: "), "the pull kept the edit"
 
 
 def test_students_cannot_read_each_other_or_the_course(loop):

@@ -31,8 +31,12 @@ from pathlib import Path
 from ..course import ROOT
 
 PY = f"python{sys.version_info.major}.{sys.version_info.minor}"
-# what a user's server needs: the single-user server, JupyterLab, nbgrader's server extensions
-IMPORTS = "import jupyterhub.singleuser, jupyterlab, nbgrader.server_extensions.assignment_list"
+# what a user's server needs: the single-user server, JupyterLab, nbgrader's server extensions,
+# nbgitpuller (the website's JupyterHub launch button)
+IMPORTS = (
+    "import jupyterhub.singleuser, jupyterlab, nbgrader.server_extensions.assignment_list, "
+    "nbgitpuller"
+)
 
 
 @dataclass

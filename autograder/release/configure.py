@@ -111,18 +111,25 @@ def read(config: Path = CONFIG) -> dict:
     }
 
 
+def nbgitpuller_link(hub: str, repo: str, branch: str, path: str, interface: str = "lab/tree"):
+    """The hub's nbgitpuller link that clones (or pulls) ``repo`` into the user's home, as the
+    folder nbgitpuller names it by (the URL's last part, a ``.git`` kept), and opens ``path`` in it."""
+    name = repo.rstrip("/").rsplit("/", 1)[-1]
+    query = urlencode(
+        {"repo": repo, "urlpath": f"{interface}/{name}/{path}", "branch": branch}, safe="/"
+    )
+    return f"{hub}/hub/user-redirect/git-pull?{query}"
+
+
 def launch_links(values: dict, path: str, interface: str = "lab/tree") -> dict[str, str]:
     """The Binder, Colab and JupyterHub (nbgitpuller) links to ``path`` in the repository, as
     sphinx-book-theme builds them for a page (tests/test_configure.py checks they agree)."""
     url, branch = values["url"], values["branch"]
     org, repo = urlsplit(url).path.strip("/").split("/")[:2]
-    query = urlencode(
-        {"repo": url, "urlpath": f"{interface}/{repo}/{path}", "branch": branch}, safe="/"
-    )
     return {
         "binder": f"{values['binder']}/v2/gh/{org}/{repo}/{branch}?urlpath={interface}/{path}",
         "colab": f"{values['colab']}/github/{org}/{repo}/blob/{branch}/{path}",
-        "jupyterhub": f"{values['hub']}/hub/user-redirect/git-pull?{query}",
+        "jupyterhub": nbgitpuller_link(values["hub"], url, branch, path, interface),
     }
 
 

@@ -2,7 +2,8 @@
 Debian's chromium through the trial hub, as tests/test_hub.py uses one.
 
 Every action is a click the student makes: log in on the hub's page, open the Assignments tab,
-Fetch, open the notebook, Validate, Submit, Fetch Feedback, open the feedback page. What the
+Fetch, open the notebook, Validate, Submit, Fetch Feedback, open the feedback page, and the
+website's JupyterHub launch button (an nbgitpuller link). What the
 student typed is saved through their own Contents API (as JupyterLab saves), with the notebook
 closed in the browser. Each step can leave a screenshot (``out``).
 """
@@ -143,3 +144,22 @@ class BrowserStudent:
         frame.locator("h1").wait_for(timeout=LONG)
         self.shot("feedback_page")
         return frame.locator("body").inner_text()
+
+    def git_pull(self, link: str, name: str) -> str:
+        """The website's JupyterHub launch button: nbgitpuller's page clones (or pulls) the
+        repository into the student's home and opens the notebook; its first heading."""
+        self.page.goto(link)
+        heading = self.page.locator(".jp-Notebook .jp-RenderedMarkdown h1").first
+        try:
+            heading.wait_for(timeout=LONG)
+        finally:
+            self.shot(name)  # what the student saw, also when no notebook opened
+        text = heading.inner_text()
+        self.page.locator(".lm-TabBar-tab.lm-mod-current .lm-TabBar-tabCloseIcon").click()
+        discard = self.page.get_by_role("button", name="Discard")
+        try:
+            discard.wait_for(timeout=3_000)
+            discard.click()
+        except PlaywrightTimeout:
+            pass
+        return text
