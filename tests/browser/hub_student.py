@@ -3,8 +3,9 @@ Debian's chromium through the trial hub, as tests/test_hub.py uses one.
 
 Every action is a click the student makes: log in on the hub's page, open the Assignments tab,
 Fetch, open the notebook, Validate, Submit, Fetch Feedback, open the feedback page, and the
-website's JupyterHub launch button (an nbgitpuller link). What the student typed is saved through their own Contents API (as JupyterLab saves), with the notebook
-closed in the browser. Each step can leave a screenshot (``out``).
+website's JupyterHub launch button (an nbgitpuller link). What the student typed is saved
+through their own Contents API (as JupyterLab saves), with the notebook closed in the browser.
+Each step can leave a screenshot (``out``).
 """
 
 from __future__ import annotations
