@@ -27,14 +27,29 @@ SCHEDULER ?=
 WORKERS ?= $(shell nproc)
 GRADE_FLAGS = $(if $(SCHEDULER),--scheduler $(SCHEDULER),--jobs $(JOBS)) $(if $(filter 1,$(NO_SANDBOX)),--no-sandbox,)
 PORT ?= 8888
+# make hub: the course on a real JupyterHub, for a small class on this machine (a trial; as root).
+# It listens on HUB_IP:HUB_PORT and keeps its state, the users' environment and nbgrader's
+# exchange in HUB_DIR; HUB_INSTRUCTOR and HUB_STUDENT1..N are the Unix users it makes (and removes).
+# Its grading folder is grading-hub/ unless GRADING is given (README: A class on JupyterHub).
+HUB_DIR ?= /srv/embedding-tables-hub
+HUB_IP ?= 127.0.0.1
+HUB_PORT ?= 8000
+HUB_INSTRUCTOR ?= instructor
+HUB_STUDENT ?= student
+HUB_STUDENTS ?= 3
+HUB_GRADING := $(if $(filter command line environment,$(origin GRADING)),$(GRADING),grading-hub)
+HUB_FLAGS = --dir "$(HUB_DIR)" --ip $(HUB_IP) --port $(HUB_PORT) --instructor $(HUB_INSTRUCTOR) \
+  --student $(HUB_STUDENT) --students $(HUB_STUDENTS) --grading-dir "$(HUB_GRADING)"
 
-.PHONY: venv book test lint format release lab grade report worker collect export demo solutions gradescope gradescope-test screenshots student-repo vendor-mathjax clean help
+.PHONY: venv book test lint format release configure lab hub hub-down grade report worker collect export demo solutions gradescope gradescope-test screenshots student-repo vendor-mathjax clean help
 
 help:
 	@echo "make book        build the website into _build/html"
 	@echo "make test        run every test (sets up .venv first)"
 	@echo "make lab         JupyterLab on your own copy of the exercises (workspace/)"
 	@echo "make release     regenerate exercises/ from solutions/ and book/*.ipynb from the pages"
+	@echo "make hub         the course on a trial JupyterHub at 127.0.0.1:8000, as root (HUB_PORT=..., HUB_STUDENTS=N)"
+	@echo "make hub-down    undo a trial hub that was killed outright (its users, homes and modes)"
 	@echo "make collect     an LMS's submissions zip into grading/submitted/ (LMS=canvas|moodle ZIP=FILE ROSTER=FILE ASSIGNMENT=A)"
 	@echo "make grade       grade grading/submitted/ (ASSIGNMENT=..., JOBS=N, SCHEDULER=..., NO_SANDBOX=1)"
 	@echo "make report      the class report after make grade: grading/report/index.html, CSVs, similarity"
@@ -46,6 +61,7 @@ help:
 	@echo "make gradescope  a Gradescope autograder: grading/gradescope/ASSIGNMENT.zip (holds the solutions!)"
 	@echo "make gradescope-test  that zip graded here as on Gradescope (ASSIGNMENT=..., NOTEBOOK=...)"
 	@echo "make screenshots desktop and phone screenshots of every chapter under _build/screenshots"
+	@echo "make configure   the launch buttons' repository and hub (REPO=https://github.com/ORG/REPO HUB=https://HUB)"
 	@echo "make student-repo  the student-facing copy (book + exercises, no solutions) in student-repo/"
 	@echo "make vendor-mathjax  re-fetch the pinned MathJax the website serves itself (needs npm)"
 	@echo "make clean       remove build outputs (keeps .venv, workspace/ and grading/)"
@@ -85,6 +101,13 @@ lab: $(STAMP)
 	@if [ ! -d workspace ]; then cp -r exercises workspace && echo "created workspace/ from exercises/"; \
 	 else echo "workspace/ exists: your work is kept (delete it to start over)"; fi
 	jupyter lab --notebook-dir=workspace --port=$(PORT) --no-browser $(if $(filter 0,$(shell id -u)),--allow-root,)
+
+# In the foreground until Ctrl-C or SIGTERM, which stop everything it started and remove its users.
+hub: $(STAMP)
+	python -m autograder.hub $(HUB_FLAGS)
+
+hub-down: $(STAMP)
+	python -m autograder.hub $(HUB_FLAGS) --down
 
 grade: $(STAMP)
 	python -m autograder.grade --grading-dir "$(GRADING)" $(GRADE_FLAGS) $(if $(ASSIGNMENT),--assignment $(ASSIGNMENT),)
@@ -151,6 +174,16 @@ gradescope-test: gradescope
 
 screenshots: book
 	python -m tests.browser.screenshots
+
+# Where the website's launch buttons (Binder, Colab, and the JupyterHub button, an nbgitpuller
+# link) take students: _config.yml's repository and hub, for the site and the student copy.
+REPO ?=
+HUB ?=
+BRANCH ?= main
+configure: $(STAMP)
+	@if [ -z "$(REPO)" ] || [ -z "$(HUB)" ]; then \
+	 echo "usage: make configure REPO=https://github.com/ORG/REPO HUB=https://HUB [BRANCH=main]"; exit 2; fi
+	python -m autograder.release.configure --repo "$(REPO)" --hub "$(HUB)" --branch "$(BRANCH)"
 
 student-repo: $(STAMP)
 	python -m autograder.release --student-repo student-repo

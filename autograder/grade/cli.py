@@ -29,6 +29,7 @@ import argparse
 import fcntl
 import os
 import shutil
+import stat
 import sys
 import tempfile
 import threading
@@ -273,6 +274,13 @@ def _usage_problem(args, grading_dir: Path) -> str | None:
     return None
 
 
+def _keep_shared(grading_dir: Path) -> None:
+    """A group-shared grading folder (setgid, as `make hub` makes it for formgrader, run as the
+    instructor) stays group-writable: what grading writes there is for the group too."""
+    if grading_dir.stat().st_mode & stat.S_ISGID:
+        os.umask(0o002)
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     timings = {"start": time.monotonic()}
@@ -283,6 +291,7 @@ def main(argv=None) -> int:
         print(f"error: {problem}", file=sys.stderr)
         return EXIT_USAGE
     grading_dir.mkdir(parents=True, exist_ok=True)
+    _keep_shared(grading_dir)
     lock = _lock(grading_dir)
     if lock is None:
         print(f"error: another `make grade` is running on {grading_dir}", file=sys.stderr)

@@ -92,7 +92,9 @@ def hidden_dirs() -> list[Path]:
     home folder (it may hold other copies of the course, or secrets a student could print)."""
     hidden = [ROOT]
     home = Path(os.path.expanduser("~")).resolve()
-    if home != Path("/") and home not in ROOT.parents and home != ROOT:
+    # A course inside the home (a checkout under /root, mode 0700) hides the home too: its
+    # blank replaces a folder the kernel's own uid could not enter on its way to the venv.
+    if home != Path("/") and home != ROOT:
         hidden.append(home)
     return sorted(hidden, key=lambda p: len(p.parts))
 

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 from ..course import ROOT
+from . import configure
 
 STUDENT_FILES = [
     "book",
@@ -53,15 +54,22 @@ The course website's sources and the exercise notebooks, with nothing to grade t
 * Or use the launch buttons (Binder, Colab, JupyterHub) on each page of the website: a chapter
   opens as its notebook, `book/NN_slug.ipynb` (run its first cell first), an exercise as
   `exercises/NN_slug/NN_slug.ipynb`.
-
+{hub_line}
 Each notebook starts with a cell that checks your environment. The graded functions need only
 numpy; the timing cell uses PyTorch (on Linux, PyPI's default torch is the CUDA build: for the
 small CPU build use `pip install torch --index-url https://download.pytorch.org/whl/cpu`).
 """
 
+HUB_LINE = """\
+* On your class's JupyterHub ({hub}): [open the exercises there]({hub_link}) (this
+  repository, {url}, is cloned into your home the first time, and later updates never overwrite
+  your work), or use its Assignments tab if your instructor releases them through nbgrader.
+"""
 
-def student_repo(dest: Path) -> Path:
-    """A student-facing copy: the website sources and the exercises, nothing secret."""
+
+def student_repo(dest: Path, config: Path = configure.CONFIG) -> Path:
+    """A student-facing copy: the website sources and the exercises, nothing secret; its
+    ``_config.yml`` is ``config`` (the repository's own unless a test gives another)."""
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
@@ -75,5 +83,12 @@ def student_repo(dest: Path) -> Path:
         elif src.exists():
             shutil.copy2(src, dest / name)
     (dest / "Makefile").write_text(STUDENT_MAKEFILE, encoding="utf-8")
-    (dest / "README.md").write_text(STUDENT_README, encoding="utf-8")
+    shutil.copy2(config, dest / "_config.yml")
+    values = configure.read(config)
+    hub_line = ""  # no hub named while _config.yml has the placeholder (make configure sets it)
+    if not configure.is_placeholder(values["hub"]):
+        link = configure.launch_links(values, "exercises")["jupyterhub"]
+        hub_line = HUB_LINE.format(hub=values["hub"], url=values["url"], hub_link=link)
+    readme = STUDENT_README.format(hub_line=hub_line)
+    (dest / "README.md").write_text(readme, encoding="utf-8")
     return dest
