@@ -651,7 +651,7 @@ def plot(result, xlabel: str, title: str, logx: bool = True, names=None):
             (xs[i], result["predicted"][labels[0]][i] * 1e3),
             fontsize=7,
             rotation=30,
-            xytext=(3, -12),
+            xytext=(3, -12 if i % 2 == 0 else 6),  # alternate below/above: close x's overlap
             textcoords="offset points",
         )
     _finish(ax_t, "milliseconds per call (log)", xlabel, logx)
