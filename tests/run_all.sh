@@ -13,5 +13,8 @@ jupyter-book build . --builder html -W --keep-going > _build.log 2>&1 || {
 echo "built in $((SECONDS - start)) s"
 
 echo "== pytest"
-COURSE_SKIP_BUILD=1 python -m pytest -q "$@"
+# One pytest worker per core (at most 4; TEST_WORKERS=N to choose, 1 for a serial run), a test
+# file's tests all on one worker (--dist loadfile) so that module fixtures are built once.
+workers="${TEST_WORKERS:-$(( $(nproc) < 4 ? $(nproc) : 4 ))}"
+COURSE_SKIP_BUILD=1 python -m pytest -q -n "$workers" --dist loadfile "$@"
 echo "make test took $((SECONDS - start)) s"
