@@ -78,11 +78,6 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 # Plain nbgrader: a deleted test cell is put back, an edited one is restored from the source.
 c.OverwriteCells.add_missing_cells = True
 c.Execute.timeout = 30
-# Kernels nbgrader starts (validate, plain autograde) talk over Unix sockets beside their
-# connection file in the user's private runtime folder, not over unencrypted localhost TCP, which
-# every user of a shared machine or hub can reach (ipykernel warns on every start). `make grade`'s
-# sandboxed kernels use ipc already (autograder/grade/sandbox.py).
-c.KernelManager.transport = "ipc"
 c.Execute.interrupt_on_timeout = True
 # LimitOutput caps lines per output; `make grade` also caps characters (a single 60 MB line passes this).
 c.LimitOutput.max_lines = 1000
