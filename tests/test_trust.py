@@ -167,7 +167,8 @@ def test_a_submission_that_rewrites_the_gradebook_gains_nothing_even_unsandboxed
     assert _grade(d).returncode == 0
     url = gradebook.db_url(d)
     with Gradebook(url, course_id=COURSE_ID) as gb:  # the instructor's override, in formgrader
-        gb.find_grade("test_one_hot", A, A, "alice").manual_score = 1.5
+        override = gb.find_grade("test_one_hot", A, A, "alice")
+        override.manual_score = manual = override.max_score / 2  # within the cell's points
         gb.db.commit()
     mallory = samples.build(
         A, {"embedding_forward": "def embedding_forward(E, ids):\n    raise NotImplementedError\n"}
@@ -188,11 +189,13 @@ def test_a_submission_that_rewrites_the_gradebook_gains_nothing_even_unsandboxed
     with Gradebook(url, course_id=COURSE_ID) as gb:
         alice = gb.find_submission(A, "alice")
         mal = gb.find_submission(A, "mallory")
-        assert gb.find_grade("test_one_hot", A, A, "alice").manual_score == 1.5
+        assert gb.find_grade("test_one_hot", A, A, "alice").manual_score == manual
         assert all(g.manual_score is None and not g.extra_credit for g in mal.notebooks[0].grades)
         for sub in (alice, mal):
             assert sub.score <= sub.max_score
-        assert mal.score < mal.max_score / 2  # the stub's own automatic scores
+        # the stubbed function's automatic zeros, nothing the vandal wrote
+        auto = sum(g.auto_score or 0 for g in mal.notebooks[0].grades)
+        assert mal.score == auto < mal.max_score
 
 
 # ------------------------------------------------------------------------------------------
