@@ -129,22 +129,28 @@ def test_plain_nbgrader_generate_assignment_writes_make_releases_exercises(gener
     leaves exercises/ byte-identical to `make release`'s output (one code path: the course's
     preprocessor and exporter are in nbgrader_config.py). Two fresh generations agreeing byte
     for byte with the committed exercises/ also show that generation is byte-stable."""
-    before = _tree(EXERCISES)
+    # In a copy of the course, so that the tracked exercises/ never changes under the tests that
+    # read it (make test runs test files in parallel).
+    import shutil
+
+    root = SOLUTIONS.parent
+    course = tmp_path / "course"
+    skip = {".venv", "_build", "grading", "grading-demo", ".git", ".cache", ".hub", "workspace"}
+    shutil.copytree(
+        root, course, ignore=lambda d, names: skip & set(names) if d == str(root) else []
+    )
+    copied = course / EXERCISES.relative_to(root)
+    before = _tree(copied)
+    shutil.rmtree(copied)  # nbgrader must write every file itself
     db = f"--db=sqlite:///{tmp_path / 'gradebook.db'}"
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "nbgrader", "generate_assignment", "*", "--force", db],
-            cwd=SOLUTIONS.parent,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        after = _tree(EXERCISES)
-    finally:  # never leave the tracked exercises/ changed by a failing run
-        for rel, data in before.items():
-            if not (EXERCISES / rel).exists() or (EXERCISES / rel).read_bytes() != data:
-                (EXERCISES / rel).parent.mkdir(parents=True, exist_ok=True)
-                (EXERCISES / rel).write_bytes(data)
+    proc = subprocess.run(
+        [sys.executable, "-m", "nbgrader", "generate_assignment", "*", "--force", db],
+        cwd=course,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    after = _tree(copied)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     assert sorted(after) == sorted(_tree(generated)) == sorted(before)
     made = _tree(generated)
