@@ -3,6 +3,7 @@
 import ast
 import json
 import re
+import shutil
 import subprocess
 import sys
 
@@ -125,23 +126,19 @@ def test_release_is_exactly_what_generation_makes(generated):
 
 
 def test_plain_nbgrader_generate_assignment_writes_make_releases_exercises(generated, tmp_path):
-    """nbgrader's own release step, from the repository root against a scratch gradebook,
-    leaves exercises/ byte-identical to `make release`'s output (one code path: the course's
+    """nbgrader's own release step, with this course's nbgrader_config.py and a scratch gradebook,
+    writes exercises/ byte-identical to `make release`'s output (one code path: the course's
     preprocessor and exporter are in nbgrader_config.py). Two fresh generations agreeing byte
     for byte with the committed exercises/ also show that generation is byte-stable."""
-    # In a copy of the course, so that the tracked exercises/ never changes under the tests that
-    # read it (make test runs test files in parallel).
-    import shutil
-
-    root = SOLUTIONS.parent
+    # In a temporary course (the house's temporary_course_config), so that the tracked
+    # exercises/ never changes under the tests that read it (make test runs files in parallel);
+    # it starts with no exercises/, so nbgrader writes every file itself.
     course = tmp_path / "course"
-    skip = {".venv", "_build", "grading", "grading-demo", ".git", ".cache", ".hub", "workspace"}
-    shutil.copytree(
-        root, course, ignore=lambda d, names: skip & set(names) if d == str(root) else []
+    shutil.copytree(SOLUTIONS, course / "solutions")
+    (course / "nbgrader_config.py").write_text(
+        notebooks.temporary_course_config(course), encoding="utf-8"
     )
-    copied = course / EXERCISES.relative_to(root)
-    before = _tree(copied)
-    shutil.rmtree(copied)  # nbgrader must write every file itself
+    before = _tree(EXERCISES)
     db = f"--db=sqlite:///{tmp_path / 'gradebook.db'}"
     proc = subprocess.run(
         [sys.executable, "-m", "nbgrader", "generate_assignment", "*", "--force", db],
@@ -150,7 +147,7 @@ def test_plain_nbgrader_generate_assignment_writes_make_releases_exercises(gener
         text=True,
         timeout=600,
     )
-    after = _tree(copied)
+    after = _tree(course / "exercises")
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     assert sorted(after) == sorted(_tree(generated)) == sorted(before)
     made = _tree(generated)
