@@ -78,6 +78,12 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 # Plain nbgrader: a deleted test cell is put back, an edited one is restored from the source.
 c.OverwriteCells.add_missing_cells = True
 c.Execute.timeout = 30
+# The kernels plain nbgrader starts (validate, autograde, the lab's Validate button) talk to it
+# over TCP on localhost: with CurveZMQ keys provisioned by jupyter_client (8.10+, for kernelspecs
+# that declare "supported_encryption": ["curve"], as ipykernel 7's does) the traffic is encrypted
+# and ipykernel prints no "Kernel is running over TCP without encryption" warning. make grade's
+# sandboxed kernels use the ipc transport inside their own namespace and are not affected.
+c.KernelManager.transport_encryption = "auto"
 c.Execute.interrupt_on_timeout = True
 # LimitOutput caps lines per output; `make grade` also caps characters (a single 60 MB line passes this).
 c.LimitOutput.max_lines = 1000

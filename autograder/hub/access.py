@@ -150,7 +150,9 @@ def write_configs(trial: Trial, course: Path) -> None:
     _write(
         student / "nbgrader_config.py",
         "# The trial hub's students: the course and nbgrader's exchange (make hub).\n"
-        f"c = get_config()  # noqa: F821\nc.CourseDirectory.course_id = {COURSE_ID!r}\n{exchange}",
+        f"c = get_config()  # noqa: F821\nc.CourseDirectory.course_id = {COURSE_ID!r}\n{exchange}"
+        # the Validate button's kernel: encrypted, no "running over TCP without encryption" warning
+        'c.KernelManager.transport_encryption = "auto"\n',
     )
     own = course / "nbgrader_config.py"
     _write(
