@@ -41,7 +41,7 @@ HUB_GRADING := $(if $(filter command line environment,$(origin GRADING)),$(GRADI
 HUB_FLAGS = --dir "$(HUB_DIR)" --ip $(HUB_IP) --port $(HUB_PORT) --instructor $(HUB_INSTRUCTOR) \
   --student $(HUB_STUDENT) --students $(HUB_STUDENTS) --grading-dir "$(HUB_GRADING)"
 
-.PHONY: venv book test lint format release configure lab hub hub-down grade report worker collect export demo solutions gradescope gradescope-test screenshots student-repo vendor-mathjax clean help
+.PHONY: venv book test lint format release configure lab hub hub-down grade report worker collect export demo semester solutions gradescope gradescope-test screenshots student-repo vendor-mathjax clean help
 
 help:
 	@echo "make book        build the website into _build/html"
@@ -57,6 +57,8 @@ help:
 	@echo "make export      grades into the LMS's import file (LMS=canvas|moodle ROSTER=FILE [MAP=FILE])"
 	@echo "make demo        sample submissions graded into grading-demo/: the whole flow at once"
 	@echo "                 (every grading command takes GRADING=DIR, default grading/)"
+	@echo "make semester    a whole term: STUDENTS=200 built, collected, graded, exported, reported"
+	@echo "                 into semester/ (SEMESTER=DIR, ASSIGNMENT=..., JOBS=N or SCHEDULER=...)"
 	@echo "make solutions   release the solutions after the deadline (grading/released_solutions)"
 	@echo "make gradescope  a Gradescope autograder: grading/gradescope/ASSIGNMENT.zip (holds the solutions!)"
 	@echo "make gradescope-test  that zip graded here as on Gradescope (ASSIGNMENT=..., NOTEBOOK=...)"
@@ -147,6 +149,15 @@ export: $(STAMP)
 	@if [ -z "$(LMS)" ] || [ -z "$(ROSTER)" ]; then \
 	 echo "usage: make export LMS=canvas|moodle ROSTER=FILE [MAP=FILE] [ASSIGNMENT=A] [EXPORT_FLAGS=...]"; exit 2; fi
 	python -m autograder.export --lms "$(LMS)" --roster "$(ROSTER)" --grading-dir "$(GRADING)" $(if $(MAP),--map "$(MAP)" ,)$(foreach a,$(ASSIGNMENT),--assignment $(a)) $(EXPORT_FLAGS)
+
+# A whole term at once in $(SEMESTER)/ (gitignored; never grading/): STUDENTS students' work built
+# from the samples, collected from Canvas downloads, graded (JOBS=N, or SCHEDULER=...), exported to
+# Canvas and Moodle, reported; prints the wall time and notebooks per second (README: A semester).
+STUDENTS ?= 200
+SEMESTER ?= semester
+semester: export COURSE_GRADING_DIR = $(abspath $(SEMESTER))
+semester: $(STAMP)
+	python -m autograder.semester --students $(STUDENTS) --semester-dir "$(SEMESTER)" $(GRADE_FLAGS) $(foreach a,$(ASSIGNMENT),--assignment $(a))
 
 # The demo grades into its own folder (grading-demo/, gitignored), never the term's grading/.
 demo: export COURSE_GRADING_DIR = $(abspath $(DEMO_GRADING))

@@ -201,3 +201,17 @@ def test_the_stub_is_too_short_to_judge_not_scored():
         stubs = {nb.grade_id(c): nb.source(c) for c in rel["cells"] if nb.is_solution(c)}
         prints, short = similarity.fingerprints({"stub": stubs}, _given(a))
         assert not prints and sorted(short["stub"]) == sorted(stubs), a
+
+
+def test_a_large_class_shows_the_most_similar_flagged_pairs_and_counts_the_rest():
+    from autograder.report import page
+
+    n = page.SIDE_BY_SIDE + 7
+    texts = {f"s{i:03d}": {"f": f"def f(x):\n    return x + {i}\n"} for i in range(n + 1)}
+    pairs = [similarity.Pair(f"s{i:03d}", f"s{i + 1:03d}", 1 - i / 1000, ["f"]) for i in range(n)]
+    html = page._pairs("01_one_hot_lookup", (pairs, {}, texts))
+    assert html.count("class='side'") == page.SIDE_BY_SIDE
+    assert f"{n} pair(s) compared, {n} at or above" in html
+    assert "7 more flagged pair(s), at most as similar as those above, are not shown" in html
+    assert f"s{page.SIDE_BY_SIDE - 1:03d} and s{page.SIDE_BY_SIDE:03d}" in html
+    assert f"s{page.SIDE_BY_SIDE:03d} and s{page.SIDE_BY_SIDE + 1:03d}" not in html

@@ -16,6 +16,8 @@ text-align:left;vertical-align:top}th{background:#eee}.num{text-align:right}
 .side{display:grid;grid-template-columns:1fr 1fr;gap:1rem}pre{background:#f6f6f6;padding:.5rem;
 overflow-x:auto;font-size:.8rem}section.assignment{border-top:2px solid #444;margin-top:2rem}
 """
+SIDE_BY_SIDE = 50  # flagged pairs shown with their code, per assignment (a class of 200 flags
+# thousands where students hand in the same code: the page stays readable; the CSV has them all)
 NOTE = (
     "A flag is a reason to look, not a verdict: similar code can be written independently "
     "(the exercises are short and the course teaches one idiom), and code that is not flagged "
@@ -68,13 +70,16 @@ def _pairs(assignment: str, sim) -> str:
     flagged = [p for p in pairs if p.flagged]
     parts = [f"<h3>Similar answers</h3><p>{len(pairs)} pair(s) compared, {len(flagged)} at or "
              f"above {similarity.THRESHOLD:.2f}.</p>"]  # fmt: skip
-    for p in flagged:
+    for p in flagged[:SIDE_BY_SIDE]:
         cols = "".join(
             f"<div><h4>{escape(s)}</h4><pre>{escape(chr(10).join(texts[s][f] for f in p.functions))}</pre></div>"
             for s in (p.student_a, p.student_b)
         )
         parts.append(f"<h4>{escape(p.student_a)} and {escape(p.student_b)}: similarity "
                      f"{p.similarity:.2f}</h4><div class='side'>{cols}</div>")  # fmt: skip
+    if len(flagged) > SIDE_BY_SIDE:
+        parts.append(f"<p>{len(flagged) - SIDE_BY_SIDE} more flagged pair(s), at most as similar "
+                     "as those above, are not shown: similarity.csv lists every pair.</p>")  # fmt: skip
     if short:
         rows = [[escape(s), escape(", ".join(fs))] for s, fs in sorted(short.items())]
         parts.append(
