@@ -403,7 +403,9 @@ def rt(label, sizes, ids, shown=False) -> Case:
     )
 
 
-ROUTE_24 = np.array([9, 2, 17, 4, 0, 12, 7, 15, 3, 10, 16, 1, 5, 13, 8, 11, 6, 14, 2, 9, 17, 0, 12, 4])
+ROUTE_24 = np.array(
+    [9, 2, 17, 4, 0, 12, 7, 15, 3, 10, 16, 1, 5, 13, 8, 11, 6, 14, 2, 9, 17, 0, 12, 4]
+)
 
 
 @check("test_route", ROUTE, route_judge)
@@ -436,7 +438,9 @@ def lookup_values():
     four = [26, 26, 26, 25]
     E4 = _split(103, 5, four, 950)[0]
     return [
-        lk("rank 0 of two, shards of 3 and 2 rows", _worked_shards(), WORKED_BATCHES[0], shown=True),
+        lk(
+            "rank 0 of two, shards of 3 and 2 rows", _worked_shards(), WORKED_BATCHES[0], shown=True
+        ),
         lk("rank 1 of two, shards of 3 and 2 rows", _worked_shards(), WORKED_BATCHES[1]),
         lk("4 shards, 50 ids (V = 103)", E4, _batches(103, [50], 951)[0]),
         lk(
@@ -469,7 +473,11 @@ def lookup_uneven():
             index_dtype=np.int32,
         ),
         lk("shards of 7 and 2 rows", _split(9, 4, [7, 2], 964)[0], _batches(9, [15], 965)[0]),
-        lk("an empty batch, shards of 3 and 3 rows", _split(6, 2, [3, 3], 966)[0], np.array([], np.int64)),
+        lk(
+            "an empty batch, shards of 3 and 3 rows",
+            _split(6, 2, [3, 3], 966)[0],
+            np.array([], np.int64),
+        ),
     ]
 
 

@@ -218,7 +218,7 @@ CONSTANT_SHORTCUT = Mistake(
     "constant-row-shortcut",
     f"{QUANT} gave a constant row whose value float16 cannot hold codes 0, as if its range were 0 "
     "(a test for max == min, a range taken from the row's exact minimum, a scale of 0 for such "
-    "rows, or a guard on scale <= 0 or a division guarded by scale > 0, when the scale can be "
+    "rows, a guard on scale <= 0, or a division guarded by scale > 0, when the scale can be "
     "negative). At 4 and "
     "2 bits the range is max - offset, measured from the float16 offset: for such a row it is the "
     "offset's rounding error, not 0, so FBGEMM stores a tiny scale (negative if the offset was "
@@ -392,7 +392,10 @@ def _float16_products(case, want):
     if scale.dtype != np.float16:
         return None
     with np.errstate(over="ignore", invalid="ignore"):
-        h = np.asarray(codes).astype(np.float16) * scale[:, None] + offset.astype(np.float16)[:, None]
+        h = (
+            np.asarray(codes).astype(np.float16) * scale[:, None]
+            + offset.astype(np.float16)[:, None]
+        )
     return h.astype(np.float32)
 
 
