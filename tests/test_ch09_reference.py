@@ -7,8 +7,9 @@
   packing is checked to be the same bytes;
 * dequantize_rows equals FBGEMM's dequantization kernels;
 * route's blocks, gathered on their owners and put back, equal F.embedding (so the routing is
-  the exchange); sharded_lookup and sharded_backward equal F.embedding and its autograd gradient on the whole
-  table, for random shard sizes (empty ones included) and batches;
+  the exchange); sharded_lookup and sharded_backward, given route's output and the owners, equal
+  F.embedding and its autograd gradient on the whole table, for random shard sizes (empty ones
+  included) and batches;
 * the chapter's two-process gloo run (coursekit/sharding.py) equals one process exactly.
 """
 
@@ -188,13 +189,20 @@ def test_route_sends_each_owner_its_rows_in_batch_order(case):
         np.testing.assert_array_equal(back, want)
 
 
+def _owner(sizes, ids):
+    """The shard of each id (start_s <= x < start_s + n_s), computed here, not by the reference."""
+    ends = np.cumsum(sizes)
+    return np.array([int(np.flatnonzero(x < ends)[0]) for x in ids], dtype=np.int64)
+
+
 @settings(max_examples=150, deadline=None)
 @given(sharded())
-def test_sharded_lookup_equals_f_embedding_on_the_whole_table(case):
+def test_sharded_lookup_of_routes_equals_f_embedding_on_the_whole_table(case):
+    """route, then sharded_lookup on route's output: each rank's rows in its batch's order."""
     sizes, E, batches, _ = case
-    rows = REF.sharded_lookup(_shards(E, sizes), batches)
-    assert len(rows) == len(batches)
-    for got, ids in zip(rows, batches, strict=True):
+    for ids in batches:
+        send, counts = REF.route(np.array(sizes), ids)
+        got = REF.sharded_lookup(_shards(E, sizes), send, counts, _owner(sizes, ids))
         want = F.embedding(torch.from_numpy(ids), torch.from_numpy(E)).numpy()
         assert got.dtype == E.dtype
         np.testing.assert_array_equal(got, want)
@@ -202,12 +210,19 @@ def test_sharded_lookup_equals_f_embedding_on_the_whole_table(case):
 
 @settings(max_examples=150, deadline=None)
 @given(sharded())
-def test_sharded_backward_equals_autograd_on_the_whole_table(case):
+def test_sharded_backward_of_routes_equals_autograd_on_the_whole_table(case):
     sizes, E, batches, grads = case
     table = torch.from_numpy(E.copy()).requires_grad_(True)
     ids, G = torch.from_numpy(np.concatenate(batches)), torch.from_numpy(np.concatenate(grads))
     F.embedding(ids, table).backward(G)
-    got = REF.sharded_backward(np.array(sizes), batches, grads)
+    routes = [REF.route(np.array(sizes), b) for b in batches]
+    got = REF.sharded_backward(
+        np.array(sizes),
+        [r[0] for r in routes],
+        [r[1] for r in routes],
+        [_owner(sizes, b) for b in batches],
+        grads,
+    )
     assert [g.shape[0] for g in got] == sizes and all(g.dtype == E.dtype for g in got)
     tol = 1e-5 if E.dtype == np.float32 else 1e-12
     np.testing.assert_allclose(np.concatenate(got), table.grad.numpy(), rtol=tol, atol=tol * 10)

@@ -35,7 +35,8 @@ from .public.ch09 import (
 A = "09_tables_at_scale"
 check = checks_for(A)
 Q_NAMES, D_NAMES = ["E", "bits"], ["codes", "scale", "offset"]
-L_NAMES, B_NAMES = ["shards", "batches"], ["shard_rows", "batches", "grads"]
+L_NAMES = ["shards", "send", "counts", "owner"]
+B_NAMES = ["shard_rows", "sends", "counts", "owners", "grads"]
 R_NAMES = ["shard_rows", "ids"]
 MARGIN = 1e-3  # how far from a half-way point every quantized value must be
 
@@ -346,27 +347,37 @@ def _batches(V, counts, seed, zipf=False, dtype=np.int64):
     return [rng.choice(V, size=n, p=p / p.sum()).astype(dtype) for n in counts]
 
 
-def _route_meta(names, sizes, batches, shown):
+def _routed(sizes, ids):
+    """What a rank hands its lookup: route's (send, counts) for ids, and the owner of each id
+    (the inputs of a case, computed from the shard sizes, never from the reference)."""
+    sizes = np.asarray(sizes, np.int64)
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-    meta = {"arg_names": names, "starts": starts, "owner": [_owner(starts, b) for b in batches]}
-    return {**meta, **({"shown": True} if shown else {})}
+    ids = np.asarray(ids, np.int64)
+    owner = _owner(starts, ids)
+    order = np.argsort(owner, kind="stable")
+    send = ids[order] - starts[owner[order]]
+    return send, np.bincount(owner, minlength=len(sizes)).astype(np.int64), owner
 
 
-def lk(label, shards, batches, shown=False) -> Case:
-    meta = _route_meta(L_NAMES, [len(s) for s in shards], batches, shown)
-    return Case(label, (shards, batches), meta=meta)
+def lk(label, shards, ids, shown=False, index_dtype=np.int64) -> Case:
+    send, counts, owner = _routed([len(t) for t in shards], ids)
+    args = (shards, send.astype(index_dtype), counts, owner.astype(index_dtype))
+    meta = {"arg_names": L_NAMES, **({"shown": True} if shown else {})}
+    return Case(label, args, meta=meta)
 
 
 def bk(label, sizes, batches, d, seed, dtype=np.float64, grads=None, shown=False) -> Case:
     rng = np.random.default_rng(seed)
     if grads is None:
         grads = [rng.standard_normal((len(b), d)).astype(dtype) for b in batches]
-    meta = _route_meta(B_NAMES, sizes, batches, shown)
-    return Case(label, (np.asarray(sizes, np.int64), batches, grads), meta=meta)
+    routed = [_routed(sizes, b) for b in batches]
+    sends, counts, owners = ([r[i] for r in routed] for i in range(3))
+    meta = {"arg_names": B_NAMES, **({"shown": True} if shown else {})}
+    return Case(label, (np.asarray(sizes, np.int64), sends, counts, owners, grads), meta=meta)
 
 
 WORKED_BATCHES = [np.array([4, 0, 4, 1]), np.array([2, 3, 0])]
-UNEVEN_BATCHES = [np.array([5, 0]), np.array([], dtype=np.int64), np.array([1])]
+UNEVEN_BATCHES = [np.array([5, 0]), np.array([], dtype=np.int64), np.array([5])]
 
 
 def _worked_shards():
@@ -392,6 +403,11 @@ def rt(label, sizes, ids, shown=False) -> Case:
     )
 
 
+ROUTE_24 = np.array(
+    [9, 2, 17, 4, 0, 12, 7, 15, 3, 10, 16, 1, 5, 13, 8, 11, 6, 14, 2, 9, 17, 0, 12, 4]
+)
+
+
 @check("test_route", ROUTE, route_judge)
 def route_values():
     """route: each id's local row on its owner, grouped by owner in batch order, and one count per shard"""
@@ -399,6 +415,7 @@ def route_values():
     return [
         rt("two shards of 3 and 2 rows", [3, 2], np.array([4, 1, 3, 0]), shown=True),
         rt("shards of 1, 0, 5 and 3 rows", [1, 0, 5, 3], np.array([5, 0, 3]), shown=True),
+        rt("24 ids on shards of 4, 5, 3 and 6 rows", [4, 5, 3, 6], ROUTE_24, shown=True),
         rt("4 shards, 60 ids (V = 103)", four, _batches(103, [60], 990)[0]),
         rt("4 shards, Zipf ids (most on shard 0)", four, _batches(103, [80], 991, zipf=True)[0]),
         rt("3 shards, every id on the first", [10, 10, 10], np.array([3, 9, 0, 3, 7])),
@@ -417,53 +434,50 @@ def route_values():
 # --------------------------------------------------------------------------------------------
 @check("test_sharded_lookup", LOOKUP, lookup_judge)
 def lookup_values():
-    """sharded_lookup: each rank gets the rows of its own ids, in its batch's order"""
+    """sharded_lookup: the rows the owners serve, put back in the order of the rank's batch"""
     four = [26, 26, 26, 25]
+    E4 = _split(103, 5, four, 950)[0]
     return [
-        lk("two ranks, shards of 3 and 2 rows", _worked_shards(), WORKED_BATCHES, shown=True),
         lk(
-            "4 ranks, 50 ids each (V = 103)",
-            _split(103, 5, four, 950)[0],
-            _batches(103, [50] * 4, 951),
+            "rank 0 of two, shards of 3 and 2 rows", _worked_shards(), WORKED_BATCHES[0], shown=True
         ),
+        lk("rank 1 of two, shards of 3 and 2 rows", _worked_shards(), WORKED_BATCHES[1]),
+        lk("4 shards, 50 ids (V = 103)", E4, _batches(103, [50], 951)[0]),
         lk(
-            "4 ranks, Zipf ids (most on rank 0's shard)",
+            "4 shards, Zipf ids (most on shard 0)",
             _split(103, 5, four, 952)[0],
-            _batches(103, [80] * 4, 953, zipf=True),
+            _batches(103, [80], 953, zipf=True)[0],
         ),
         lk(
-            "3 ranks, every id on the last shard",
+            "3 shards, every id on the last",
             _split(30, 4, [10, 10, 10], 954)[0],
-            [np.array([25, 29, 20, 25]), np.array([21]), np.array([29, 29])],
+            np.array([25, 29, 20, 25, 21, 29]),
         ),
-        lk("a single rank", _split(8, 3, [8], 955)[0], [np.array([7, 0, 7, 3])]),
+        lk("a single shard", _split(8, 3, [8], 955)[0], np.array([7, 0, 7, 3])),
     ]
 
 
 @check("test_sharded_lookup_uneven", LOOKUP, lookup_judge)
 def lookup_uneven():
-    """sharded_lookup: shards of any size (an empty one too), empty batches, and the shards' dtype"""
+    """sharded_lookup: shards of any size (an empty one too), an empty batch, and the shards' dtype"""
     sizes = [0, 5, 1, 10]
     shards32, _ = _split(16, 3, sizes, 960, np.float32)
     return [
+        lk("shards of 1, 0 and 5 rows (float32)", _uneven_shards(), UNEVEN_BATCHES[0], shown=True),
+        lk("an empty batch (float32)", _uneven_shards(), UNEVEN_BATCHES[1], shown=True),
+        lk("shards of 0, 5, 1 and 10 rows (float32)", shards32, _batches(16, [12], 961)[0]),
         lk(
-            "shards of 1, 0 and 5 rows, an empty batch (float32)",
-            _uneven_shards(),
-            UNEVEN_BATCHES,
-            shown=True,
-        ),
-        lk("shards of 0, 5, 1 and 10 rows (float32)", shards32, _batches(16, [9, 0, 12, 4], 961)),
-        lk(
-            "shards of 0, 5, 1 and 10 rows, int32 ids",
+            "shards of 0, 5, 1 and 10 rows, int32 send and owner",
             _split(16, 2, sizes, 962)[0],
-            _batches(16, [7, 7, 7, 7], 963, dtype=np.int32),
+            _batches(16, [20], 963)[0],
+            index_dtype=np.int32,
         ),
+        lk("shards of 7 and 2 rows", _split(9, 4, [7, 2], 964)[0], _batches(9, [15], 965)[0]),
         lk(
-            "shards of 7 and 2 rows, uneven batches",
-            _split(9, 4, [7, 2], 964)[0],
-            _batches(9, [1, 15], 965),
+            "an empty batch, shards of 3 and 3 rows",
+            _split(6, 2, [3, 3], 966)[0],
+            np.array([], np.int64),
         ),
-        lk("every batch empty", _split(6, 2, [3, 3], 966)[0], [np.array([], np.int64)] * 2),
     ]
 
 
@@ -512,7 +526,7 @@ def backward_uneven():
         bk(
             "shards of 1, 0 and 5 rows, an empty batch (float32)",
             [1, 0, 5],
-            [np.array([5, 0]), np.array([], np.int64), np.array([5])],
+            UNEVEN_BATCHES,
             2,
             0,
             grads=g_uneven,

@@ -78,6 +78,30 @@ def route_src(**changes) -> str:
     return _ROUTE.format(**{**_ROUTE_RIGHT, **changes})
 
 
+# The lookup and the backward as a student writes them from the docstrings, with one hook each.
+_LOOKUP = """
+def sharded_lookup(shards, send, counts, owner):
+    at = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    d = shards[0].shape[1]
+    back = np.concatenate([t[send[a:b]] for t, a, b in zip(shards, at[:-1], at[1:])]).reshape(-1, d)
+    rows = np.empty_like(back)
+    rows[np.argsort(owner, kind="stable")] = {back}
+    return rows
+"""
+_BACKWARD = """
+def sharded_backward(shard_rows, sends, counts, owners, grads):
+    d, dtype = grads[0].shape[1], grads[0].dtype
+    dE = [np.zeros((int(n), d), dtype=dtype) for n in shard_rows]
+    for send, cnt, owner, g in zip(sends, counts, owners, grads):
+        at = np.concatenate([[0], np.cumsum(cnt)]).astype(np.int64)
+        g_sent = g[np.argsort(owner, kind="stable")]
+        for s in range(len(dE)):
+            block, part = send[at[s]:at[s + 1]], g_sent[at[s]:at[s + 1]]
+            {add}
+    return dE
+"""
+
+
 ALTERNATIVES = {
     "loop over rows in float64, FBGEMM's 1e-8": {
         "quantize_rows": """
@@ -127,28 +151,27 @@ def route(shard_rows, ids):
     return send, np.array([len(g) for g in groups], dtype=np.int64)
 """,
         "sharded_lookup": """
-def sharded_lookup(shards, batches):
-    starts = [0]
-    for shard in shards:
-        starts.append(starts[-1] + len(shard))
-    out = []
-    for ids in batches:
-        rows = np.zeros((len(ids), shards[0].shape[1]), dtype=shards[0].dtype)
-        for n, x in enumerate(ids):
-            s = next(r for r in range(len(shards)) if starts[r] <= x < starts[r + 1])
-            rows[n] = shards[s][x - starts[s]]
-        out.append(rows)
-    return out
+def sharded_lookup(shards, send, counts, owner):
+    rows = np.zeros((len(owner), shards[0].shape[1]), dtype=shards[0].dtype)
+    at = 0
+    for s in range(len(shards)):
+        positions = [n for n in range(len(owner)) if owner[n] == s]  # batch order, as routed
+        for k, n in enumerate(positions):
+            rows[n] = shards[s][send[at + k]]
+        at += counts[s]
+    return rows
 """,
         "sharded_backward": """
-def sharded_backward(shard_rows, batches, grads):
-    starts = np.concatenate([[0], np.cumsum(shard_rows)])
+def sharded_backward(shard_rows, sends, counts, owners, grads):
     d, dtype = grads[0].shape[1], grads[0].dtype
     dE = [np.zeros((int(n), d), dtype=dtype) for n in shard_rows]
-    for ids, g in zip(batches, grads):
-        for n, x in enumerate(ids):
-            s = int(np.searchsorted(starts, x, side="right")) - 1
-            dE[s][x - starts[s]] += g[n]
+    for send, cnt, owner, g in zip(sends, counts, owners, grads):
+        at = 0
+        for s in range(len(dE)):
+            positions = [n for n in range(len(owner)) if owner[n] == s]
+            for k, n in enumerate(positions):
+                dE[s][send[at + k]] += g[n]
+            at += cnt[s]
     return dE
 """,
     },
@@ -175,34 +198,27 @@ def route(shard_rows, ids):
     return np.concatenate(parts).astype(np.int32), np.array([len(p) for p in parts])
 """,
         "sharded_lookup": """
-def sharded_lookup(shards, batches):
-    # the exchange as the chapter's gloo worker does it: sort by owner, gather, unsort
-    sizes = np.array([len(s) for s in shards])
+def sharded_lookup(shards, send, counts, owner):
+    # undo the grouping on the local rows first, then read the whole table once
+    sizes = np.array([len(t) for t in shards])
     starts = np.cumsum(sizes) - sizes
-    out = []
-    for ids in batches:
-        ids = np.asarray(ids, dtype=np.int64)
-        owner = np.searchsorted(np.cumsum(sizes), ids, side="right")
-        order = np.argsort(owner, kind="stable")
-        sent, counts = ids[order], np.bincount(owner, minlength=len(shards))
-        parts, at = [], 0
-        for s, c in enumerate(counts):
-            parts.append(shards[s][sent[at:at + c] - starts[s]])
-            at += c
-        back = np.concatenate(parts) if parts else np.zeros((0, shards[0].shape[1]))
-        rows = np.empty_like(back, dtype=shards[0].dtype)
-        rows[order] = back
-        out.append(rows)
-    return out
+    owner = np.asarray(owner, dtype=np.int64)
+    local = np.empty(len(owner), dtype=np.int64)
+    local[np.argsort(owner, kind="stable")] = send
+    table = np.concatenate(shards)
+    return table[starts[owner] + local].reshape(len(owner), shards[0].shape[1])
 """,
         "sharded_backward": """
-def sharded_backward(shard_rows, batches, grads):
+def sharded_backward(shard_rows, sends, counts, owners, grads):
     sizes = np.asarray(shard_rows, dtype=np.int64)
+    starts = np.cumsum(sizes) - sizes
     V, d = int(sizes.sum()), grads[0].shape[1]
     total = np.zeros((V, d), dtype=np.float64)
-    for ids, g in zip(batches, grads):
+    for send, cnt, owner, g in zip(sends, counts, owners, grads):
+        ids = np.asarray(send, np.int64) + np.repeat(starts, cnt)  # grouped, as sent
+        g_sent = g[np.argsort(owner, kind="stable")]
         for j in range(d):
-            total[:, j] += np.bincount(np.asarray(ids, np.int64), weights=g[:, j], minlength=V)
+            total[:, j] += np.bincount(ids, weights=g_sent[:, j], minlength=V)
     cuts = np.cumsum(sizes)[:-1]
     return [part.astype(grads[0].dtype) for part in np.split(total, cuts)]
 """,
@@ -227,38 +243,34 @@ def route(shard_rows, ids):
     return send, member.sum(axis=1)
 """,
         "sharded_lookup": """
-def sharded_lookup(shards, batches):
-    sizes = [len(s) for s in shards]
-    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
-    out = []
-    for ids in batches:
-        ids = np.asarray(ids, dtype=int)
-        rows = np.zeros((len(ids), shards[0].shape[1]))
-        for s, shard in enumerate(shards):
-            if sizes[s] == 0:
-                continue
-            local = ids - starts[s]
-            hit = (local >= 0) & (local < sizes[s])
-            onehot = np.zeros((len(ids), sizes[s]))
-            onehot[np.flatnonzero(hit), local[hit]] = 1.0
-            rows += onehot @ shard
-        out.append(rows.astype(shards[0].dtype))
-    return out
+def sharded_lookup(shards, send, counts, owner):
+    # what comes back, then a permutation matrix P: P[n, k] = 1 where back[k] belongs at n
+    at = np.concatenate([[0], np.cumsum(counts)]).astype(int)
+    d = shards[0].shape[1]
+    back = np.zeros((len(owner), d))
+    for s, shard in enumerate(shards):
+        block = np.asarray(send[at[s]:at[s + 1]], dtype=int)
+        onehot = np.zeros((len(block), len(shard)))
+        onehot[np.arange(len(block)), block] = 1.0
+        back[at[s]:at[s + 1]] = onehot @ shard
+    P = np.zeros((len(owner), len(owner)))
+    P[np.argsort(owner, kind="stable"), np.arange(len(owner))] = 1.0
+    return (P @ back).astype(shards[0].dtype)
 """,
         "sharded_backward": """
-def sharded_backward(shard_rows, batches, grads):
-    starts = np.concatenate([[0], np.cumsum(shard_rows)]).astype(int)
-    out = []
-    for s, n in enumerate(shard_rows):
-        acc = np.zeros((int(n), grads[0].shape[1]))
-        for ids, g in zip(batches, grads):
-            local = np.asarray(ids, dtype=int) - starts[s]
-            hit = (local >= 0) & (local < n)
-            onehot = np.zeros((len(local), int(n)))
-            onehot[np.flatnonzero(hit), local[hit]] = 1.0
-            acc += onehot.T @ g
-        out.append(acc.astype(grads[0].dtype))
-    return out
+def sharded_backward(shard_rows, sends, counts, owners, grads):
+    out = [np.zeros((int(n), grads[0].shape[1])) for n in shard_rows]
+    for send, cnt, owner, g in zip(sends, counts, owners, grads):
+        P = np.zeros((len(owner), len(owner)))
+        P[np.argsort(owner, kind="stable"), np.arange(len(owner))] = 1.0
+        g_sent = P.T @ g  # the rows in the order of send
+        at = np.concatenate([[0], np.cumsum(cnt)]).astype(int)
+        for s, n in enumerate(shard_rows):
+            block = np.asarray(send[at[s]:at[s + 1]], dtype=int)
+            onehot = np.zeros((len(block), int(n)))
+            onehot[np.arange(len(block)), block] = 1.0
+            out[s] += onehot.T @ g_sent[at[s]:at[s + 1]]
+    return [o.astype(grads[0].dtype) for o in out]
 """,
     },
 }
@@ -301,6 +313,12 @@ MISTAKES = {
     ),
     "a constant row special-cased (max == min) at 4 bits": Mistake(
         {"quantize_rows": quant(guard="scale[(hi == lo) | (scale == 0)] = 1")},
+        fails={"test_quantize_constant_rows"},
+        says="float16 cannot hold",
+        id="constant-row-shortcut",
+    ),
+    "a constant row's scale guarded with scale <= 0 (4 and 2 bits)": Mistake(
+        {"quantize_rows": quant(guard="scale[scale <= 0] = 1")},
         fails={"test_quantize_constant_rows"},
         says="float16 cannot hold",
         id="constant-row-shortcut",
@@ -355,6 +373,17 @@ def dequantize_rows(codes, scale, offset):
         says="computed in float16",
         id="float16-arithmetic",
     ),
+    "dequantize multiplies in float16, then converts": Mistake(
+        {
+            "dequantize_rows": """
+def dequantize_rows(codes, scale, offset):
+    return (codes * scale[:, None] + offset[:, None]).astype(np.float32)
+"""
+        },
+        fails={"test_dequantize"},
+        says="multiplied and added in float16",
+        id="float16-products",
+    ),
     "route sends the global ids": Mistake(
         {"route": route_src(send="ids[order]")},
         fails={"test_route"},
@@ -373,6 +402,12 @@ def dequantize_rows(codes, scale, offset):
         says="fewer counts than there are shards",
         id="route-counts-short",
     ),
+    "route groups with np.argsort's default (unstable) sort": Mistake(
+        {"route": route_src(order="np.argsort(owner)")},
+        fails={"test_route"},
+        says="changed their order within a group",
+        id="route-unstable-order",
+    ),
     "route sorts the ids within each owner": Mistake(
         {"route": route_src(order="np.lexsort((ids, owner))")},
         fails={"test_route"},
@@ -381,80 +416,89 @@ def dequantize_rows(codes, scale, offset):
     ),
     "rows not put back in order": Mistake(
         {
-            "sharded_lookup": """
-def sharded_lookup(shards, batches):
-    starts = np.concatenate([[0], np.cumsum([len(s) for s in shards])])
-    out = []
-    for ids in batches:
-        ids = np.asarray(ids, dtype=np.int64)
-        owner = np.searchsorted(starts, ids, side="right") - 1
-        parts = [shards[s][ids[owner == s] - starts[s]] for s in range(len(shards))]
-        out.append(np.concatenate(parts).astype(shards[0].dtype))
-    return out
-"""
+            "sharded_lookup": _LOOKUP.format(back="back").replace(
+                'rows[np.argsort(owner, kind="stable")] = back', "rows[:] = back"
+            )
         },
         fails={"test_sharded_lookup", "test_sharded_lookup_uneven"},
-        says="grouped by the shard",
+        says="grouped by shard",
         id="rows-not-reordered",
     ),
-    "rows dealt out cyclically (id % R)": Mistake(
+    "the grouping applied again instead of undone": Mistake(
+        {
+            "sharded_lookup": _LOOKUP.format(back="back").replace(
+                'rows[np.argsort(owner, kind="stable")] = back',
+                'rows = back[np.argsort(owner, kind="stable")]',
+            )
+        },
+        fails={"test_sharded_lookup", "test_sharded_lookup_uneven"},
+        says="instead of undoing it",
+        id="unroute-not-inverted",
+    ),
+    "send's local rows read as table ids": Mistake(
         {
             "sharded_lookup": """
-def sharded_lookup(shards, batches):
-    R = len(shards)
-    return [np.array([shards[x % R][x // R] for x in ids],
-                     dtype=shards[0].dtype).reshape(len(ids), shards[0].shape[1])
-            for ids in batches]
+def sharded_lookup(shards, send, counts, owner):
+    table = np.concatenate(shards)
+    rows = np.empty((len(owner), table.shape[1]), dtype=table.dtype)
+    rows[np.argsort(owner, kind="stable")] = table[send]
+    return rows
 """
         },
         fails={"test_sharded_lookup", "test_sharded_lookup_uneven"},
+        says="local rows",
+        id="local-rows-as-ids",
+    ),
+    "route deals rows out cyclically (id % R)": Mistake(
+        {
+            "route": route_src(
+                order='np.argsort(ids % len(sizes), kind="stable")',
+                send="ids[order] // len(sizes)",
+                counts="np.bincount(ids % len(sizes), minlength=len(sizes))",
+            )
+        },
+        fails={"test_route"},
         says="routed ids to the wrong shard",
         id="wrong-owner",
     ),
     "a repeated id's gradient counted once": Mistake(
-        {
-            "sharded_backward": """
-def sharded_backward(shard_rows, batches, grads):
-    starts = np.concatenate([[0], np.cumsum(shard_rows)]).astype(np.int64)
-    dE = [np.zeros((int(n), grads[0].shape[1]), dtype=grads[0].dtype) for n in shard_rows]
-    for ids, g in zip(batches, grads):
-        owner = np.searchsorted(starts, ids, side="right") - 1
-        for s in range(len(dE)):
-            mine = owner == s
-            dE[s][ids[mine] - starts[s]] += g[mine]
-    return dE
-"""
-        },
+        {"sharded_backward": _BACKWARD.format(add="dE[s][block] += part")},
         fails={"test_sharded_backward", "test_sharded_backward_uneven"},
         says="kept one upstream row",
         id="repeated-overwritten",
     ),
     "each rank overwrites the shard gradients": Mistake(
         {
-            "sharded_backward": """
-def sharded_backward(shard_rows, batches, grads):
-    starts = np.concatenate([[0], np.cumsum(shard_rows)]).astype(np.int64)
-    dE = [None] * len(shard_rows)
-    for ids, g in zip(batches, grads):
-        owner = np.searchsorted(starts, ids, side="right") - 1
-        for s, n in enumerate(shard_rows):
-            dE[s] = np.zeros((int(n), g.shape[1]), dtype=g.dtype)
-            np.add.at(dE[s], ids[owner == s] - starts[s], g[owner == s])
-    return dE
-"""
+            "sharded_backward": _BACKWARD.format(add="np.add.at(dE[s], block, part)").replace(
+                "        at = np.concatenate",
+                "        dE = [np.zeros((int(n), d), dtype=dtype) for n in shard_rows]\n"
+                "        at = np.concatenate",
+            )
         },
         fails={"test_sharded_backward", "test_sharded_backward_uneven"},
         says="only the last rank's contributions",
         id="ranks-overwrite",
     ),
+    "gradients sent in batch order": Mistake(
+        {
+            "sharded_backward": _BACKWARD.format(add="np.add.at(dE[s], block, part)").replace(
+                'g[np.argsort(owner, kind="stable")]', "g"
+            )
+        },
+        fails={"test_sharded_backward", "test_sharded_backward_uneven"},
+        says="in the batch's order",
+        id="grads-not-routed",
+    ),
     "one gradient for the whole table": Mistake(
         {
             "sharded_backward": """
-def sharded_backward(shard_rows, batches, grads):
+def sharded_backward(shard_rows, sends, counts, owners, grads):
+    starts = np.cumsum(shard_rows) - np.asarray(shard_rows)
     V = int(np.sum(shard_rows))
     dE = np.zeros((V, grads[0].shape[1]), dtype=grads[0].dtype)
-    for ids, g in zip(batches, grads):
-        np.add.at(dE, ids, g)
+    for send, cnt, owner, g in zip(sends, counts, owners, grads):
+        ids = np.asarray(send, np.int64) + np.repeat(starts, cnt)
+        np.add.at(dE, ids, g[np.argsort(owner, kind="stable")])
     return [dE for _ in shard_rows]
 """
         },

@@ -6,11 +6,12 @@ expected one (a predicate on the expected value and the student's, never a quant
 afresh): one scale for the whole table, truncation, ties rounded up, 2^b levels, a constant row,
 codes that wrapped around, int8 codes, and the dtypes of FBGEMM's two formats.
 
-The sharded functions return one array per rank (a list). Their mistake models need to know which
-shard owns each id; a case carries that in its meta, as chapter 4's cases carry their bags:
-``meta["starts"]``, the (R,) first row of each shard, and ``meta["owner"]``, one (N_r,) array per
-rank with the shard of each of its ids. A visible test states them literally; the hidden checks
-compute them. Without them the models stay silent.
+``route``'s mistake models need to know which shard owns each id; a case carries that in its
+meta, as chapter 4's cases carry their bags: ``meta["starts"]``, the (R,) first row of each shard,
+and ``meta["owner"]``, the (N,) shard of each id. A visible test states them literally; the hidden
+checks compute them. Without them those models stay silent. ``sharded_lookup`` (one rank: the rows
+in batch order) and ``sharded_backward`` (one gradient per shard) take route's output and the
+owners as arguments, so their models read the routing there.
 """
 
 from __future__ import annotations
@@ -125,21 +126,28 @@ def _constant_row(case, got, want):
 
 
 def _constant_shortcut(case, got, want):
-    """4 and 2 bits: a constant row whose value float16 cannot hold given codes 0 (as if its
-    range were 0, or a division guarded by scale > 0), everything else right."""
+    """4 and 2 bits: constant rows whose value float16 cannot hold given codes 0 (as if their
+    range were 0: a test for max == min, a range from the exact minimum, a scale guarded with
+    scale <= 0 or replaced by 0), everything else right. The shortcut may catch only some of those
+    rows (a guard on scale <= 0 catches the offsets rounded up, not those rounded down), and may
+    leave their scale and offset as they were or change them: what names it is that every one of
+    those rows it gets wrong has codes 0."""
     if bits_of(case) == 8:
         return False
     E = np.asarray(case.args[0], np.float32)
     inexact = constant_rows(case) & (E[:, 0].astype(np.float16).astype(np.float32) != E[:, 0])
     codes_g, codes_w = np.asarray(got[0]), np.asarray(want[0])
-    if not inexact.any() or same_codes(codes_g[inexact], codes_w[inexact]):
+    if not inexact.any() or codes_g.shape != codes_w.shape:
+        return False
+    wrong = inexact & (codes_g != codes_w).any(axis=1)
+    if not wrong.any():
         return False
     rest = ~inexact
     rest_ok = same_codes(codes_g[rest], codes_w[rest]) and all(
         near(np.asarray(g)[rest], np.asarray(w)[rest])
         for g, w in zip(got[1:], want[1:], strict=True)
     )
-    return rest_ok and not codes_g[inexact].any()
+    return rest_ok and not codes_g[wrong].any()
 
 
 def _wrapped(case, got, want):
@@ -209,8 +217,9 @@ CONSTANT = Mistake(
 CONSTANT_SHORTCUT = Mistake(
     "constant-row-shortcut",
     f"{QUANT} gave a constant row whose value float16 cannot hold codes 0, as if its range were 0 "
-    "(a test for max == min, a range taken from the row's exact minimum, or a division guarded by "
-    "scale > 0, when the scale can be negative). At 4 and "
+    "(a test for max == min, a range taken from the row's exact minimum, a scale of 0 for such "
+    "rows, a guard on scale <= 0, or a division guarded by scale > 0, when the scale can be "
+    "negative). At 4 and "
     "2 bits the range is max - offset, measured from the float16 offset: for such a row it is the "
     "offset's rounding error, not 0, so FBGEMM stores a tiny scale (negative if the offset was "
     "rounded up) and codes of 2^b - 1. Apply the rules; replace the scale by 1 only where the float16 "
@@ -241,8 +250,12 @@ PARAMS_DTYPE = Mistake(
 OFFSET_NOT_ROUNDED = Mistake(
     "offset-not-rounded",
     f"{QUANT} measured the codes from the row's exact minimum, but stores the minimum rounded to "
-    "float16: dequantizing adds the float16 offset back, so every value shifts. Round the offset to "
-    "float16 first and compute the range and the codes from that stored value",
+    "float16: dequantizing adds the float16 offset back, so every value of a row whose minimum "
+    "float16 cannot hold shifts by the rounding. At 4 and 2 bits, round first and use that one "
+    "value everywhere: offset = lo.astype(np.float16), o = offset.astype(np.float32); the range is "
+    "max - o (not max - min), the scale is range / (2^b - 1) rounded to float16, and the codes are "
+    "rint((E - o) / scale), clipped to [0, 2^b - 1], because o can lie above the minimum. At 8 bits "
+    "the offset stays float32 and there is nothing to round",
 )
 QUANT_MISTAKES = [
     (GLOBAL_SCALE, _global_scale),
@@ -288,9 +301,18 @@ def _quant_dtypes(case, got, want) -> str | None:
     return None
 
 
+CODES_FOLLOW = (
+    " The codes are computed from the scale and the offset, so fix these first: the codes may be "
+    "right once they are."
+)
+
+
 def _quant_wrong(case, got, want) -> str:
-    """Where a wrong answer is wrong, when no classic mistake explains it."""
-    for part, g, w in zip(PARTS, got.values, want.values, strict=True):
+    """Where a wrong answer is wrong, when no classic mistake explains it: the scale and the
+    offset first (the codes are computed from them), then the codes."""
+    order = (1, 2, 0)  # scale, offset, codes
+    for i in order:
+        part, g, w = PARTS[i], got.values[i], want.values[i]
         ok = same_codes(g, w) if part == "codes" else near(g, w)
         if not ok:
             rows = differing_rows(g, w, tol=(0.0, 0.0)) if part == "codes" else None
@@ -298,9 +320,10 @@ def _quant_wrong(case, got, want) -> str:
                 bad = ~np.isclose(np.asarray(g, np.float64), np.asarray(w, np.float64), rtol=2e-5)
                 rows = [int(i) for i in np.flatnonzero(bad)[:6]]
             first = rows[0] if rows else 0
+            follow = CODES_FOLLOW if part != "codes" else ""
             return (
                 f"{QUANT} returned wrong {part} for {case.label} at rows {rows}: row {first} is "
-                f"{fmt(g[first])}{expected(case, fmt(w[first]), ', expected ')}."
+                f"{fmt(g[first])}{expected(case, fmt(w[first]), ', expected ')}.{follow}"
             )
     return f"{QUANT} is wrong for {case.label}."  # pragma: no cover
 
@@ -361,6 +384,21 @@ def _per_column(case, want):
     return codes * scale[None, :] + offset[None, :]
 
 
+def _float16_products(case, want):
+    """codes * scale + offset in float16 arithmetic (numpy keeps uint8 * float16 in float16),
+    converted to float32 only at the end."""
+    codes, scale, offset = case.args
+    scale, offset = np.asarray(scale), np.asarray(offset)
+    if scale.dtype != np.float16:
+        return None
+    with np.errstate(over="ignore", invalid="ignore"):
+        h = (
+            np.asarray(codes).astype(np.float16) * scale[:, None]
+            + offset.astype(np.float16)[:, None]
+        )
+    return h.astype(np.float32)
+
+
 NO_OFFSET = Mistake(
     "no-offset",
     f"{DEQUANT} left out the offset: a code counts steps up from the row's minimum, so the value "
@@ -384,9 +422,18 @@ FLOAT16_MATH = Mistake(
     f"{DEQUANT} computed in float16 (the dtype of a 4-bit scale and offset) and returned float16: "
     "convert the scale and offset to float32 first, as FBGEMM does, and return float32",
 )
+FLOAT16_PRODUCTS = Mistake(
+    "float16-products",
+    f"{DEQUANT} multiplied and added in float16 and converted only the result to float32: with a "
+    "float16 scale and offset (4 and 2 bits), codes * scale[:, None] + offset[:, None] stays in "
+    "float16 (numpy keeps uint8 * float16 in float16), so every product and sum is rounded to "
+    "float16's 11 significant bits (near 1000, float16 numbers are 0.5 apart). Convert the scale and "
+    "the offset to float32 first, as FBGEMM does, then multiply and add",
+    _float16_products,
+)
 _dequant_values = array_judge(
     DEQUANT,
-    mistakes=[NO_OFFSET, DIVIDED, PER_COLUMN],
+    mistakes=[NO_OFFSET, DIVIDED, PER_COLUMN, FLOAT16_PRODUCTS],
     dtype_hint="FBGEMM dequantizes to float32 whatever the scale's dtype: return float32.",
 )
 
@@ -401,88 +448,46 @@ def dequant_judge(case, got, want) -> str | None:
 
 
 # ------------------------------------------------------------------------------------------
-# The sharded lookup: one array per rank; the models read the routing from meta
+# The owner of an id (route's mistakes with it)
 # ------------------------------------------------------------------------------------------
-def _routing(case):
-    """(starts (R,), owner: one array per rank) from meta, or None."""
-    starts, owner = case.meta.get("starts"), case.meta.get("owner")
-    if starts is None or owner is None:
-        return None
-    return np.asarray(starts, np.int64), [np.asarray(o, np.int64) for o in owner]
-
-
-def _table(case):
-    """The shards stacked (the table), float64, and the shard sizes."""
-    shards = case.args[0]
-    return np.concatenate([np.asarray(s, np.float64) for s in shards]), [len(s) for s in shards]
-
-
-def _not_reordered(case, want):
-    route = _routing(case)
-    if route is None:
-        return None
-    alt = [np.asarray(w)[np.argsort(o, kind="stable")] for w, o in zip(want, route[1], strict=True)]
-    return None if all(np.array_equal(a, w) for a, w in zip(alt, want, strict=True)) else alt
-
-
-def _rows_at(case, where):
-    """Each rank's rows at the (shard, local row) that ``where(ids, R, sizes, starts)`` gives,
-    or None where such a lookup would have raised (a local row past its shard's end)."""
-    route = _routing(case)
-    if route is None:
-        return None
-    E, sizes = _table(case)
-    out = []
-    for ids in case.args[1]:
-        ids = np.asarray(ids, np.int64)
-        shard, local = where(ids, len(sizes), sizes, route[0])
-        ok = (shard >= 0) & (shard < len(sizes))
-        if not ok.all() or (local >= np.asarray(sizes)[shard]).any():
-            return None
-        out.append(E[route[0][shard] + local])
-    return out
-
-
-def _modulo(ids, R, sizes, starts):
-    return ids % R, ids // R
-
-
-def _equal_blocks(ids, R, sizes, starts):
-    block = -(-sum(sizes) // R)  # ceil(V / R): TorchRec's layout, not these shards
-    return ids // block, ids % block
-
-
-def _global_local(ids, R, sizes, starts):
-    shard = np.searchsorted(starts, ids, side="right") - 1
-    return shard, ids
-
-
 OWNER = (
     "owns row x: the shard s with start_s <= x < start_s + n_s, read from the shards' own sizes "
     "(they may differ, and a shard may be empty)"
 )
-NOT_REORDERED = Mistake(
-    "rows-not-reordered",
-    f"{LOOKUP} returned each rank's rows grouped by the shard that served them, not in the order "
-    "of the rank's batch: put each row back at the position its id came from",
-    _not_reordered,
-)
+
+
+def _grouped(owner, local, R):
+    """(send, counts) for ids with these owners and local rows: grouped by owner, batch order."""
+    order = np.argsort(owner, kind="stable")
+    return local[order], np.bincount(owner, minlength=R).astype(np.int64)
+
+
+def _route_as(case, where):
+    """route's output if ids were owned as ``where(ids, R, V)`` says (shard, local row), or None
+    where such an owner does not exist or its shard has no such row."""
+    sizes = np.asarray(case.args[0], np.int64).reshape(-1)
+    ids = np.asarray(case.args[1], np.int64)
+    R = len(sizes)
+    shard, local = where(ids, R, int(sizes.sum()))
+    if ((shard < 0) | (shard >= R)).any() or (local >= sizes[shard]).any():
+        return None
+    return _grouped(shard, local, R)
+
+
+def _modulo(ids, R, V):
+    return ids % R, ids // R
+
+
+def _equal_blocks(ids, R, V):
+    block = max(1, -(-V // R))  # ceil(V / R): TorchRec's layout, not these shards
+    return ids // block, ids % block
+
+
 WRONG_OWNER = Mistake(
     "wrong-owner",
-    f"{LOOKUP} routed ids to the wrong shard (as if rows were dealt out cyclically, id % R, or in "
+    f"{ROUTE} routed ids to the wrong shard (as if rows were dealt out cyclically, id % R, or in "
     f"equal blocks of ceil(V / R)): the shard that {OWNER}",
-    (lambda c, w: _rows_at(c, _modulo), lambda c, w: _rows_at(c, _equal_blocks)),
-)
-LOCAL_INDEX = Mistake(
-    "local-index",
-    f"{LOOKUP} indexed a shard with the global id: shard s holds rows start_s ... start_s + n_s - 1, "
-    "so id x is its row x - start_s",
-    lambda c, w: _rows_at(c, _global_local),
-)
-WRONG_RANK = Mistake(
-    "wrong-rank",
-    f"{LOOKUP} sent a rank the rows of another rank's batch: the r-th result holds the rows of "
-    "batches[r]",
+    (lambda c, w: _route_as(c, _modulo), lambda c, w: _route_as(c, _equal_blocks)),
 )
 
 
@@ -593,7 +598,7 @@ def route_judge(case, got, want) -> str | None:
             )
     if all(a.shape == b.shape and np.array_equal(a, b) for a, b in zip(g, w, strict=True)):
         return None
-    for m in (ROUTE_GLOBAL, ROUTE_UNGROUPED):
+    for m in (ROUTE_GLOBAL, ROUTE_UNGROUPED, WRONG_OWNER):
         for alt in m.predictions(case, w):
             if all(np.array_equal(np.asarray(a), b) for a, b in zip(alt, g, strict=True)):
                 return m.on(case)
@@ -609,60 +614,106 @@ def route_judge(case, got, want) -> str | None:
 
 
 # ------------------------------------------------------------------------------------------
-# The sharded backward: one gradient per shard
+# sharded_lookup (one rank) and sharded_backward (every rank): the routing is in the arguments
 # ------------------------------------------------------------------------------------------
-def _shard_sizes(case):
-    return [int(n) for n in np.asarray(case.args[0]).reshape(-1)]
+def _blocks(send, counts):
+    """send cut into one block per shard, by counts."""
+    return np.split(np.asarray(send, np.int64), np.cumsum(np.asarray(counts, np.int64))[:-1])
 
 
-def _scatter(case, ranks=None, buffered=False):
-    """Each shard's gradient from the positions of ``ranks`` (default: every rank), added with
-    np.add.at, or with a buffered += (one write per repeated row and rank)."""
-    route = _routing(case)
-    if route is None:
-        return None
-    starts, owner = route
-    sizes, (batches, grads) = _shard_sizes(case), case.args[1:]
+def _order(owner):
+    """Where each routed row sits in the batch: the stable sort of the owners."""
+    return np.argsort(np.asarray(owner, np.int64), kind="stable")
+
+
+def _grouped_rows(case, want):
+    """The rows as they come back from the owners, grouped by owner: not put back."""
+    w = np.asarray(want)
+    return w[_order(case.args[3])]
+
+
+def _permuted(case, want):
+    """The rows that came back, indexed with the sort order instead of scattered by it."""
+    order = _order(case.args[3])
+    if np.array_equal(order[order], np.arange(len(order))):
+        return None  # the permutation is its own inverse here: the same rows
+    return np.asarray(want)[order][order]
+
+
+def _local_as_ids(case, want):
+    """The local rows of send read as ids of the whole table (put back in order, or not)."""
+    shards, send = case.args[0], np.asarray(case.args[1], np.int64)
+    table = np.concatenate([np.asarray(t, np.float64) for t in shards])
+    rows = table[send]
+    back = np.empty_like(rows)
+    back[_order(case.args[3])] = rows
+    return back, rows
+
+
+NOT_REORDERED = Mistake(
+    "rows-not-reordered",
+    f"{LOOKUP} returned the rows in the order they come back from the owners, grouped by shard, "
+    "not in the order of the rank's batch: row k of what comes back belongs at batch position "
+    "order[k], with order = np.argsort(owner, kind='stable') (the order route grouped the ids "
+    "in): rows[order] = back",
+    _grouped_rows,
+)
+NOT_INVERTED = Mistake(
+    "unroute-not-inverted",
+    f"{LOOKUP} applied the grouping permutation to the rows that came back instead of undoing it: "
+    "back[order] sorts them a second time. Row k of what comes back belongs at batch position "
+    "order[k], so scatter it there, rows[order] = back (or index with the inverse permutation, "
+    "back[np.argsort(order)])",
+    _permuted,
+)
+LOCAL_AS_IDS = Mistake(
+    "local-rows-as-ids",
+    f"{LOOKUP} read send's numbers as ids of the whole table: they are local rows, row j of shard "
+    "s being the table's row start_s + j, so each block of send must be gathered from its own "
+    "shard (block s = the counts[s] numbers after the first counts[0] + ... + counts[s - 1])",
+    (lambda c, w: _local_as_ids(c, w)[0], lambda c, w: _local_as_ids(c, w)[1]),
+)
+
+
+def _backward_as(case, buffered=False, ranks=None, routed=True):
+    """Each shard's gradient from what the ranks send, with one of the classic changes:
+    a buffered += (one write per repeated row), only some ranks, or gradients not routed."""
+    sizes = [int(n) for n in np.asarray(case.args[0]).reshape(-1)]
+    sends, counts, owners, grads = case.args[1:]
     d = np.asarray(grads[0]).shape[1]
     out = [np.zeros((n, d)) for n in sizes]
-    for r, (ids, g, o) in enumerate(zip(batches, grads, owner, strict=True)):
+    for r, (send, cnt, owner, g) in enumerate(zip(sends, counts, owners, grads, strict=True)):
         if ranks is not None and r not in ranks:
             continue
-        ids, g = np.asarray(ids, np.int64), np.asarray(g, np.float64)
-        for s in range(len(sizes)):
-            mine = o == s
+        g = np.asarray(g, np.float64)
+        g_sent = g[_order(owner)] if routed else g
+        for s, (rows, part) in enumerate(
+            zip(_blocks(send, cnt), np.split(g_sent, np.cumsum(cnt)[:-1]), strict=True)
+        ):
             if buffered:
-                out[s][ids[mine] - starts[s]] += g[mine]
+                out[s][rows] += part
             else:
-                np.add.at(out[s], ids[mine] - starts[s], g[mine])
+                np.add.at(out[s], rows, part)
     return out
 
 
 def _overwritten(case, want):
-    route = _routing(case)
-    if route is None:
-        return None
-    repeats = any(np.unique(np.asarray(ids)).size < np.asarray(ids).size for ids in case.args[1])
-    return _scatter(case, buffered=True) if repeats else None
+    repeats = any(
+        np.unique(np.asarray(b)).size < np.asarray(b).size
+        for send, cnt in zip(case.args[1], case.args[2], strict=True)
+        for b in _blocks(send, cnt)
+    )
+    return _backward_as(case, buffered=True) if repeats else None
 
 
 def _last_rank_only(case, want):
     R = len(case.args[1])
-    return None if R < 2 else _scatter(case, ranks={R - 1})
+    return None if R < 2 else _backward_as(case, ranks={R - 1})
 
 
-def _modulo_backward(case, want):
-    sizes, (batches, grads) = _shard_sizes(case), case.args[1:]
-    R, d = len(sizes), np.asarray(grads[0]).shape[1]
-    out = [np.zeros((n, d)) for n in sizes]
-    for ids, g in zip(batches, grads, strict=True):
-        ids = np.asarray(ids, np.int64)
-        shard, local = ids % R, ids // R
-        if (local >= np.asarray(sizes)[shard]).any():
-            return None
-        for s in range(R):
-            np.add.at(out[s], local[shard == s], np.asarray(g, np.float64)[shard == s])
-    return out
+def _not_routed(case, want):
+    sorted_already = all(np.all(np.diff(np.asarray(o, np.int64)) >= 0) for o in case.args[3])
+    return None if sorted_already else _backward_as(case, routed=False)
 
 
 OVERWRITTEN = Mistake(
@@ -679,11 +730,12 @@ RANKS_LOST = Mistake(
     "rank)",
     _last_rank_only,
 )
-WRONG_OWNER_B = Mistake(
-    "grad-wrong-owner",
-    f"{BACKWARD} sent gradients to the wrong shard (as if rows were dealt out cyclically, id % R): "
-    f"the shard that {OWNER} accumulates row x's gradient, in its row x - start_s",
-    _modulo_backward,
+NOT_ROUTED = Mistake(
+    "grads-not-routed",
+    f"{BACKWARD} paired send's local rows, which are grouped by owner, with the upstream rows in "
+    "the batch's order: a rank sends its gradient rows in the same order as its ids, "
+    "g[np.argsort(owner, kind='stable')], so that the k-th gradient row sent goes with send[k]",
+    _not_routed,
 )
 FULL_TABLE = Mistake(
     "full-table-gradient",
@@ -692,78 +744,59 @@ FULL_TABLE = Mistake(
 )
 
 
-def _per_rank_structure(case, got, want, fname, what) -> str | None:
+def _per_rank_structure(case, got, want) -> str | None:
     R = len(want.values)
     if not got.is_tuple or len(got.values) != R:
-        if fname == BACKWARD and not got.is_tuple and got.value is not None:
+        if not got.is_tuple and got.value is not None:
             return FULL_TABLE.on(case)
         n = len(got.values) if got.is_tuple else 1
-        return f"{fname} should return a list of {R} arrays (one per {what}) for {case.label}; got {n}."
+        return f"{BACKWARD} should return a list of {R} arrays (one per shard) for {case.label}; got {n}."
+    V = sum(int(n) for n in np.asarray(case.args[0]).reshape(-1))
     for r, (g, w) in enumerate(zip(got.values, want.values, strict=True)):
         if g.shape != w.shape:
-            if fname == BACKWARD and g.ndim == 2 and g.shape[0] == sum(_shard_sizes(case)):
+            if g.ndim == 2 and g.shape[0] == V:
                 return FULL_TABLE.on(case)
             return (
-                f"{fname} returned an array of shape {g.shape} for {what} {r} for {case.label}; "
+                f"{BACKWARD} returned an array of shape {g.shape} for shard {r} for {case.label}; "
                 f"expected {w.shape}."
             )
     return None
 
 
-def per_rank_judge(fname: str, what: str, mistakes, predicates=()):
-    """Judge a function that returns one array per rank (or shard)."""
-
-    def judge(case, got, want) -> str | None:
-        hint = _index_error(case, got, fname)
-        problem = hint or common_problems(case, got, want, fname)
-        if problem or want.error_type is not None:
-            return problem
-        problem = _per_rank_structure(case, got, want, fname, what)
-        if problem:
-            return problem
-        g, w = got.values, want.values
-        oks = [close(a, b, b.dtype) for a, b in zip(g, w, strict=True)]
-        if all(oks):
-            for r, (a, b) in enumerate(zip(g, w, strict=True)):
-                if a.dtype != b.dtype:
-                    return WRONG_DTYPE.said(
-                        f"{fname} returned {a.dtype} for {what} {r} for {case.label}; expected "
-                        f"{b.dtype}, the dtype of the {'shards' if fname == LOOKUP else 'grads'}."
-                    )
-            return None
-        for m in mistakes:
-            for alt in m.predictions(case, w):
-                if all(
-                    np.shape(a) == b.shape and close(b, a, b.dtype)
-                    for a, b in zip(alt, g, strict=True)
-                ):
-                    return m.on(case)
-        for m, applies in predicates:
-            if applies(case, g, w):
+def backward_judge(case, got, want) -> str | None:
+    """sharded_backward returns one gradient per shard: each compared closely, then its dtype."""
+    problem = common_problems(case, got, want, BACKWARD)
+    if problem or want.error_type is not None:
+        return problem
+    problem = _per_rank_structure(case, got, want)
+    if problem:
+        return problem
+    g, w = got.values, want.values
+    oks = [close(a, b, b.dtype) for a, b in zip(g, w, strict=True)]
+    if all(oks):
+        for r, (a, b) in enumerate(zip(g, w, strict=True)):
+            if a.dtype != b.dtype:
+                return WRONG_DTYPE.said(
+                    f"{BACKWARD} returned {a.dtype} for shard {r} for {case.label}; expected "
+                    f"{b.dtype}, the dtype of the grads."
+                )
+        return None
+    for m in (OVERWRITTEN, RANKS_LOST, NOT_ROUTED):
+        for alt in m.predictions(case, w):
+            if all(
+                np.shape(a) == b.shape and close(b, a, b.dtype) for a, b in zip(alt, g, strict=True)
+            ):
                 return m.on(case)
-        r = oks.index(False)
-        rows = differing_rows(g[r], w[r], w[r].dtype)
-        first = rows[0] if rows else 0
-        return (
-            f"{fname} returned wrong values for {case.label} on {what} {r} at rows {rows}: row "
-            f"{first} is {fmt(g[r][first])}{expected(case, fmt(w[r][first]), ', expected ')}."
-        )
-
-    return judge
-
-
-def _other_rank(case, got, want):
-    return any(
-        s != r and a.shape == b.shape and close(a, b, b.dtype)
-        for r, a in enumerate(got)
-        for s, b in enumerate(want)
+    r = oks.index(False)
+    rows = differing_rows(g[r], w[r], w[r].dtype)
+    first = rows[0] if rows else 0
+    return (
+        f"{BACKWARD} returned wrong values for {case.label} on shard {r} at rows {rows}: row "
+        f"{first} is {fmt(g[r][first])}{expected(case, fmt(w[r][first]), ', expected ')}."
     )
 
 
-lookup_judge = per_rank_judge(
-    LOOKUP, "rank", [NOT_REORDERED, WRONG_OWNER, LOCAL_INDEX], [(WRONG_RANK, _other_rank)]
-)
-backward_judge = per_rank_judge(BACKWARD, "shard", [OVERWRITTEN, RANKS_LOST, WRONG_OWNER_B])
+lookup_judge = array_judge(LOOKUP, mistakes=[NOT_REORDERED, NOT_INVERTED, LOCAL_AS_IDS])
 
 JUDGES = {
     QUANT: quant_judge(),
@@ -781,17 +814,18 @@ MISTAKES = [
     DIVIDED,
     PER_COLUMN,
     FLOAT16_MATH,
+    FLOAT16_PRODUCTS,
     ROUTE_GLOBAL,
     ROUTE_UNGROUPED,
     ROUTE_COUNTS,
     ROUTE_ORDER,
-    NOT_REORDERED,
     WRONG_OWNER,
-    LOCAL_INDEX,
-    WRONG_RANK,
+    NOT_REORDERED,
+    NOT_INVERTED,
+    LOCAL_AS_IDS,
     OVERWRITTEN,
     RANKS_LOST,
-    WRONG_OWNER_B,
+    NOT_ROUTED,
     FULL_TABLE,
 ]
 expect = make_expect(JUDGES, MISTAKES)
