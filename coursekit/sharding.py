@@ -95,7 +95,9 @@ def _backward(G, route, n_rows, rank, repeats):
     """Backward of rank ``rank``: its block's gradient, accumulated on the owner."""
     log = []
     recv_g = torch.empty(sum(route["recv"]), G.shape[1], dtype=G.dtype)
-    _exchange(log, "gradients", recv_g, G[route["order"]], route["recv"], route["send"], rank, repeats)
+    _exchange(
+        log, "gradients", recv_g, G[route["order"]], route["recv"], route["send"], rank, repeats
+    )
     dE = torch.zeros(n_rows, G.shape[1], dtype=G.dtype)
     dE.index_add_(0, route["local"], recv_g)  # source rank 0 first, then 1, ...: batch order
     return dE, log
@@ -124,7 +126,12 @@ def worker(rank: int, world: int, folder: str, timeout_s: float) -> None:
                 shard["E"][route["local"]]
             gather_s = (time.perf_counter() - t0) / job["repeats"]
             out[str(dtype)] = dict(
-                H=H, dE=dE, log=log + log_b, send=route["send"], recv=route["recv"], gather_s=gather_s
+                H=H,
+                dE=dE,
+                log=log + log_b,
+                send=route["send"],
+                recv=route["recv"],
+                gather_s=gather_s,
             )
         torch.save(out, os.path.join(folder, f"rank{rank}.pt"))
     finally:
