@@ -118,8 +118,8 @@ def _rng_cases():
 # expected_row_length: the exact chi mean
 # --------------------------------------------------------------------------------------------
 SMALL_D = [(1, 1.0), (2, 0.5), (3, 1.0), (4, 2.0), (10, 0.02), (64, 1.0), (100, 0.125), (5, 0.0)]
-# 172 <= d < 343: Gamma((d + 1) / 2) no longer fits a float, Gamma(d / 2) still may; a series in
-# 1/d used above d = 171 is off by up to 8e-9 there (the exercise asks for 1e-9).
+# 172 <= d < 343: math.gamma still fits a float (it overflows from d = 343), but a series in 1/d
+# used above d = 171 ("x above about 171" read as d) is off by up to 8e-9 there (1e-9 is asked).
 LARGE_D = [(172, 1.0), (200, 0.5), (256, 1.0), (300, 2.0), (342, 1.0), (343, 1.0)]
 LARGE_D += [(768, 0.02), (1024, 0.5), (4096, 1.0), (4096, 0.02)]
 LARGE_D += [(12288, 0.02), (20000, 1.0)]
