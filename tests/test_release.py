@@ -223,3 +223,30 @@ def test_teaching_points_table_is_what_the_released_notebooks_give():
         assert re.search(rf"^\| `{a}` \| [^|]+ \| {total:g} \| \d+ \|$", page, re.M), a
     with pytest.raises(ValueError, match="marker"):
         points.rewrite("no markers here", points.table())
+
+
+PART = re.compile(r"^## Part ([A-Z])\b.*\((\d+(?:\.\d+)?) points?\)", re.M)
+
+
+@pytest.mark.parametrize("assignment", assignments())
+def test_each_part_heading_states_the_points_of_its_test_cells(assignment):
+    """A student reads a part's points in its heading (`## Part C: ... (7 points)`): it is the sum
+    of the points of the test cells between it and the next level-2 heading, and every test
+    cell sits under a part's heading."""
+    nb = notebooks.read(release_notebook(assignment))
+    stated: dict[str, float] = {}
+    given: dict[str, float] = {}
+    part = None
+    for cell in nb["cells"]:
+        text = notebooks.source(cell)
+        if cell["cell_type"] == "markdown" and re.search(r"^## ", text, re.M):
+            m = PART.search(text)
+            part = m.group(1) if m else None
+            if m:
+                stated[part] = float(m.group(2))
+                given.setdefault(part, 0.0)
+        if notebooks.is_test(cell):
+            assert part is not None, f"{notebooks.grade_id(cell)} is under no part's heading"
+            given[part] += notebooks.points({"cells": [cell]})[notebooks.grade_id(cell)]
+    assert stated, "no '## Part X: ... (N points)' heading"
+    assert given == stated, f"points by part, from the cells {given} and the headings {stated}"

@@ -216,7 +216,7 @@ def one_hot(ids, V):  # two bugs: integers, and the shape of ids lost
 
 
 def test_a_block_reports_every_failing_expectation_once_at_its_end():
-    """The released test_one_hot cell (three expectations in one block) on an answer with two
+    """The released test_one_hot cell (four expectations in one block) on an answer with two
     bugs: one error, with one line per failing expectation, each naming its mistake, then the
     first in full; and the stub stops the block at once with NotImplementedError."""
     a = "01_one_hot_lookup"
@@ -227,11 +227,18 @@ def test_a_block_reports_every_failing_expectation_once_at_its_end():
     with pytest.raises(AssertionError) as err:
         exec(compile(cell, "<test_one_hot>", "exec"), ns)  # noqa: S102
     text = str(err.value)
-    head, lines, full = text.split("\n")[0], text.split("\n")[1:4], text.split("\n", 5)[-1]
-    assert head == "3 of the 3 expectations in this cell failed:", text
-    assert "returns float64" in lines[0] and all("lost the shape of ids" in ln for ln in lines[1:])
-    assert text.split("\n")[4] == "The first in full:" and "returns float64" in full
-    labels = ["ids [2, 0, 2] with V = 4", "ids of shape (2, 2) with V = 3", "a 0-d id, np.array(1)"]
+    head, lines, full = text.split("\n")[0], text.split("\n")[1:5], text.split("\n", 6)[-1]
+    assert head == "4 of the 4 expectations in this cell failed:", text
+    # int64 everywhere; the shape lost wherever ids are not 1-D (the empty ids are)
+    assert all("returns float64" in lines[i] for i in (0, 3)), lines
+    assert all("lost the shape of ids" in ln for ln in lines[1:3]), lines
+    assert text.split("\n")[5] == "The first in full:" and "returns float64" in full
+    labels = [
+        "ids [2, 0, 2] with V = 4",
+        "ids of shape (2, 2) with V = 3",
+        "a 0-d id, np.array(1)",
+        "an empty ids array of shape (0,)",
+    ]
     assert all(f"- {label}" in line for label, line in zip(labels, lines, strict=True)), lines
     exec("def one_hot(ids, V):\n    raise NotImplementedError()\n", ns)  # noqa: S102 - the stub
     with pytest.raises(NotImplementedError):

@@ -157,7 +157,7 @@ def embedding_forward(E, ids):
     return np.array(E[ids], dtype=float)
 """
         },
-        fails={"test_forward_dtype"},
+        fails={"test_forward_values"},
         says="expected float32",
         id="wrong-dtype",
     ),
@@ -170,13 +170,7 @@ def embedding_forward(E, ids):
     return E[np.ravel(ids)]
 """
         },
-        fails={
-            "test_forward_shape",
-            "test_forward_values",
-            "test_forward_repeated",
-            "test_forward_edge_cases",
-            "test_forward_dtype",
-        },
+        fails={"test_forward_values"},
         says="lost the shape of ids",
         id="flattened",
     ),
@@ -189,12 +183,7 @@ def embedding_forward(E, ids):
     return E[np.asarray(ids) - 1]
 """
         },
-        fails={
-            "test_forward_values",
-            "test_forward_repeated",
-            "test_forward_edge_cases",
-            "test_forward_dtype",
-        },
+        fails={"test_forward_values"},
         says="row before the right one",
         id="off-by-one",
     ),
@@ -234,13 +223,7 @@ def embedding_forward(E, ids):
     return E[ids]
 """
         },
-        fails={
-            "test_forward_shape",
-            "test_forward_values",
-            "test_forward_repeated",
-            "test_forward_edge_cases",
-            "test_forward_dtype",
-        },
+        fails={"test_forward_values"},
         says="modified its input (E)",
         id="modified-input",
     ),

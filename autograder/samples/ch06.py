@@ -279,7 +279,7 @@ MISTAKES = {
                 "d ** -0.5 * math.sqrt(d)  # 'the Transformer multiplies by sqrt(d)'"
             )
         },
-        fails={"test_init_scale"},
+        fails={"test_init_embedding"},
         says="belongs to the lookup",
         id="sqrt-d-in-table",
     ),
@@ -296,25 +296,25 @@ def init_embedding(V, d, scheme, rng):
     return rng.normal(0.0, np.sqrt(var[scheme]) if scheme != "gpt2" else np.sqrt(0.02), (V, d)).astype(np.float32)
 """
         },
-        fails={"test_init_scale"},
+        fails={"test_init_embedding"},
         says="as the variance",
         id="variance-for-std",
     ),
     "transformer std 1/d": Mistake(
         {"init_embedding": _init("1.0 / d")},
-        fails={"test_init_scale"},
+        fails={"test_init_embedding"},
         says="std 1/d",
         id="std-one-over-d",
     ),
     "V instead of d": Mistake(
         {"init_embedding": _init("1.0 / math.sqrt(V)")},
-        fails={"test_init_scale"},
+        fails={"test_init_embedding"},
         says="vocabulary size V",
         id="v-for-d",
     ),
     "float64 table": Mistake(
         {"init_embedding": _init("d ** -0.5", draw="rng.normal(0.0, sigma, size=(V, d))")},
-        fails={"test_init_contract"},
+        fails={"test_init_embedding"},
         says="should be float32",
         id="wrong-dtype",
     ),
@@ -329,7 +329,7 @@ def init_embedding(V, d, scheme, rng):
     return rng.normal(0.0, sigma, size=(V, d)).astype(np.float32)
 """
         },
-        fails={"test_init_contract"},
+        fails={"test_init_embedding"},
         says="should raise ValueError",
         id="scheme-not-checked",
     ),
@@ -340,7 +340,7 @@ def init_embedding(V, d, scheme, rng):
                 draw="rng.uniform(-sigma * 3 ** 0.5, sigma * 3 ** 0.5, size=(V, d)).astype(np.float32)",
             )
         },
-        fails={"test_init_distribution"},
+        fails={"test_init_embedding"},
         says="look uniform",
         id="uniform-not-normal",
     ),
@@ -350,7 +350,7 @@ def init_embedding(V, d, scheme, rng):
                 "d ** -0.5", draw="(sigma * rng.random((V, d))).astype(np.float32)"
             )
         },
-        fails={"test_init_scale", "test_init_distribution"},
+        fails={"test_init_embedding"},
         says="rng.random",
         id="uniform-draws",
     ),
@@ -360,7 +360,7 @@ def init_embedding(V, d, scheme, rng):
                 "d ** -0.5", draw="(sigma * np.random.standard_normal((V, d))).astype(np.float32)"
             )
         },
-        fails={"test_init_uses_rng"},
+        fails={"test_init_embedding"},
         says="same seed",
         id="global-rng",
     ),
@@ -371,7 +371,7 @@ def init_embedding(V, d, scheme, rng):
                 draw="np.random.default_rng(0).normal(0.0, sigma, (V, d)).astype(np.float32)",
             )
         },
-        fails={"test_init_uses_rng"},
+        fails={"test_init_embedding"},
         says="ignores the rng argument",
         id="fixed-seed",
     ),

@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from ..compare import expected
-from ..judges import Mistake, array_judge, common_problems, shape_judge
+from ..judges import Mistake, array_judge, common_problems
 from ..visible import make_expect
 
 FWD = "embedding_forward"
@@ -294,14 +294,13 @@ RATIO_MISTAKES = [SUM_NOT_MAX, NO_OVERHEAD, INVERTED, BYTES_ONLY, FLOPS_ONLY]
 MISTAKES = [*FWD_MISTAKES, ONE_HOT_FLAT, *COST_MISTAKES, *RATIO_MISTAKES]
 
 forward_judge = array_judge(FWD, mistakes=FWD_MISTAKES)
-shape_only_judge = shape_judge(FWD, [FLATTENED])
 one_hot_judge = array_judge(
     "one_hot", row_word="position", mistakes=[ONE_HOT_FLAT], dtype_hint=ONE_HOT_DTYPE
 )
 
 ratio_judge = array_judge(RATIO, check_dtype=False, mistakes=RATIO_MISTAKES, row_word="value")
 
-JUDGES = {FWD: forward_judge, f"{FWD}:shape": shape_only_judge, "one_hot": one_hot_judge}
+JUDGES = {FWD: forward_judge, "one_hot": one_hot_judge}
 JUDGES |= {f"{COSTS}:{part}": costs_judge(part) for part in PARTS}
 JUDGES[RATIO] = ratio_judge
 expect = make_expect(JUDGES, MISTAKES)
