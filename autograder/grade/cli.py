@@ -210,19 +210,26 @@ def _snapshot(grading_dir: Path) -> dict | Exception:
         return exc
 
 
-def _write(grading_dir: Path, results, prep: dict, snap) -> Path | None:
+def _write(grading_dir: Path, results, prep: dict, snap, timings: dict) -> Path | None:
     """The report, then the gradebook (verified against the snapshot) and grades.csv; None when
     the gradebook was not written or had been tampered with."""
+    t0 = time.monotonic()
     report.write_report(grading_dir, results)
+    timings["report"] = time.monotonic() - t0
     if isinstance(snap, Exception) and "error" not in prep:
         prep["error"] = snap
     if "error" not in prep:
         try:
+            t0 = time.monotonic()
             gradebook.record(grading_dir, results)
             problems = guard.verify(gradebook.db_url(grading_dir), COURSE_ID, snap, results)
+            timings["gradebook"] = time.monotonic() - t0
             if problems:
                 raise guard.Tampered(problems)
-            return gradebook.export_grades(grading_dir)
+            t0 = time.monotonic()
+            grades = gradebook.export_grades(grading_dir)
+            timings["export"] = time.monotonic() - t0
+            return grades
         except Exception as exc:  # noqa: BLE001 - say so, still print what was graded
             prep["error"] = exc
     err = prep["error"]
@@ -235,8 +242,14 @@ def _write(grading_dir: Path, results, prep: dict, snap) -> Path | None:
 
 def _write_runs(grading_dir: Path, results, timings: dict, n_workers: int) -> None:
     """The results `make report` reads, and where its page will be (it is not built here)."""
-    wall = timings["end"] - timings["start"]
+    t = timings
+    wall = t["end"] - t["start"]
     run = {"finished": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "wall_s": wall}
+    run["steps"] = {  # seconds of each step of this run (the benchmark's fixed costs)
+        "before_grading": t["pool"] - t["start"], "grading": t["graded"] - t["pool"],
+        "gradebook_setup_wait": t["prepared"] - t["graded"],
+        **{k: t[k] for k in ("report", "gradebook", "export") if k in t},
+    }  # fmt: skip
     report.write_runs(grading_dir, results, {**run, "workers": n_workers})
     print(
         f"class report (run `make report GRADING={grading_dir}`): {grading_dir / 'report' / 'index.html'}"
@@ -331,7 +344,7 @@ def main(argv=None) -> int:
     timings["graded"] = time.monotonic()
     prep_thread.join()
     timings["prepared"] = time.monotonic()
-    grades = _write(grading_dir, results, prep, snap)
+    grades = _write(grading_dir, results, prep, snap, timings)
     timings["end"] = time.monotonic()
     _print_end(grading_dir, results, grades, timings, n_workers)
     failed = "error" in prep or any(r.status == ERROR for r in results)

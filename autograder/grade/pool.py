@@ -7,6 +7,7 @@ import concurrent.futures as cf
 import multiprocessing
 import multiprocessing.util
 import os
+import time
 
 from . import kernels
 from .assignment import assignment_info, cases_for
@@ -54,8 +55,10 @@ def work(job: Job) -> SubmissionResult:
         with _TODO.get_lock():
             _TODO.value -= 1
     result = grade(job, _SETTINGS)
+    t0 = time.monotonic()
     if not kernels.has_spare() and _more_jobs():
         kernels.launch_spare(_SETTINGS)
+    result.clock("launch", time.monotonic() - t0)  # the next submission's kernel, started
     return result
 
 

@@ -45,6 +45,10 @@ class Run:
         self.first_error: str | None = None
         self.restarts = 0
         self.deadline = None
+        self.phases: dict[str, float] = {}  # seconds per phase (the benchmark's breakdown)
+
+    def _clock(self, phase: str, t0: float) -> None:
+        self.phases[phase] = self.phases.get(phase, 0.0) + time.perf_counter() - t0
 
     def remaining(self) -> float:
         return self.deadline - time.monotonic()
@@ -60,6 +64,13 @@ class Run:
             return False  # start one the ordinary way
 
     def start_kernel(self) -> None:
+        t0 = time.perf_counter()
+        try:
+            self._start_kernel()
+        finally:
+            self._clock("kernel", t0)
+
+    def _start_kernel(self) -> None:
         if self._use_spare():
             return
         if self.kernel is not None:
@@ -104,6 +115,13 @@ class Run:
 
     def run_cells(self, record: bool) -> None:
         """Run the student's cells in order; stop only if the kernel dies or time runs out."""
+        t0 = time.perf_counter()
+        try:
+            self._run_cells(record)
+        finally:
+            self._clock("cells", t0)
+
+    def _run_cells(self, record: bool) -> None:
         for i in self.cells:
             n = self.label(i)
             left = self.remaining()
@@ -148,6 +166,7 @@ class Run:
         why = self._ready()
         if why:
             return False, why, ""
+        t0 = time.perf_counter()
         check = self.info.checks[gid]
         cases, data = cases_for(self.info.name, gid)
         in_path, out_json, out_npz = new_paths(self.scratch)
@@ -157,15 +176,20 @@ class Run:
         res = self.kernel.execute(code, timeout, keep_outputs=False, store_history=False)
         problem = self._exchange_problem(check.function, res, timeout)
         if problem:
+            self._clock("exchange", t0)
             return False, problem, ""
         try:
             outcomes = read_outcomes(cases, out_json, out_npz)
         except HarnessError as exc:
             return False, self._harness_message(check.function, str(exc)), ""
+        finally:
+            self._clock("exchange", t0)
         n = len(outcomes)
         if n < len(cases) and not (n and outcomes[-1].error_type == "NotImplementedError"):
             return False, f"{check.function} did not report on every hidden case.", ""
+        t0 = time.perf_counter()
         result = check.verdict(outcomes, cases[:n])
+        self._clock("judge", t0)
         if result.passed:
             return True, "", ""
         return False, f"{check.what}: " + "\n".join(result.messages), result.mistake
