@@ -175,7 +175,22 @@ def _prepare_in_background(grading_dir: Path, names: list[str]) -> tuple[threadi
     return thread, prep
 
 
-def _grade(jobs, names, args, grading_dir: Path, sandboxed: bool):
+class _Before:
+    """What must happen before the first submission is handed to a worker: the gradebook's
+    snapshot (before any student code runs), then its set-up in the background. Called once the
+    workers are starting, so their start-up (imports, references, first kernels) overlaps it."""
+
+    def __init__(self, grading_dir: Path, names: list[str]):
+        self.grading_dir, self.names = grading_dir, names
+        self.snap, self.prep, self.thread = None, {}, None
+
+    def __call__(self) -> None:
+        if self.thread is None:
+            self.snap = _snapshot(self.grading_dir)
+            self.thread, self.prep = _prepare_in_background(self.grading_dir, self.names)
+
+
+def _grade(jobs, names, args, grading_dir: Path, sandboxed: bool, before):
     run_root = Path(tempfile.mkdtemp(prefix="course-grade-", dir="/tmp"))
     os.chmod(run_root, 0o700)
     settings = Settings(
@@ -194,7 +209,8 @@ def _grade(jobs, names, args, grading_dir: Path, sandboxed: bool):
         file=sys.stderr,
     )
     try:
-        return run_pool(jobs, settings, n_workers, names, Progress(len(jobs))), n_workers
+        progress = Progress(len(jobs))
+        return run_pool(jobs, settings, n_workers, names, progress, before), n_workers
     finally:
         shutil.rmtree(run_root, ignore_errors=True)
 
@@ -334,17 +350,18 @@ def main(argv=None) -> int:
         print(refused, file=sys.stderr)
         return EXIT_NO_SANDBOX
     names = sorted({j.assignment for j in jobs})
-    snap = _snapshot(grading_dir)
-    prep_thread, prep = _prepare_in_background(grading_dir, names)
     timings["pool"] = time.monotonic()
+    before = _Before(grading_dir, names)
     if session is not None:  # on the cluster: the same results, graded by its workers
+        before()
         results, n_workers = session.grade(jobs, names, args, grading_dir)
     else:
-        results, n_workers = _grade(jobs, names, args, grading_dir, sandboxed)
+        results, n_workers = _grade(jobs, names, args, grading_dir, sandboxed, before)
     timings["graded"] = time.monotonic()
-    prep_thread.join()
+    before.thread.join()
     timings["prepared"] = time.monotonic()
-    grades = _write(grading_dir, results, prep, snap, timings)
+    prep = before.prep
+    grades = _write(grading_dir, results, prep, before.snap, timings)
     timings["end"] = time.monotonic()
     _print_end(grading_dir, results, grades, timings, n_workers)
     failed = "error" in prep or any(r.status == ERROR for r in results)
