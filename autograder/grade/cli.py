@@ -183,11 +183,13 @@ class _Before:
     def __init__(self, grading_dir: Path, names: list[str]):
         self.grading_dir, self.names = grading_dir, names
         self.snap, self.prep, self.thread = None, {}, None
+        self.done_at = self.last_result = None  # when jobs could go out; the last result came
 
     def __call__(self) -> None:
         if self.thread is None:
             self.snap = _snapshot(self.grading_dir)
             self.thread, self.prep = _prepare_in_background(self.grading_dir, self.names)
+            self.done_at = time.monotonic()
 
 
 def _grade(jobs, names, args, grading_dir: Path, sandboxed: bool, before):
@@ -210,7 +212,9 @@ def _grade(jobs, names, args, grading_dir: Path, sandboxed: bool, before):
     )
     try:
         progress = Progress(len(jobs))
-        return run_pool(jobs, settings, n_workers, names, progress, before), n_workers
+        results = run_pool(jobs, settings, n_workers, names, progress, before)
+        before.last_result = progress.last_at
+        return results, n_workers
     finally:
         shutil.rmtree(run_root, ignore_errors=True)
 
@@ -264,6 +268,9 @@ def _write_runs(grading_dir: Path, results, timings: dict, n_workers: int) -> No
     run["steps"] = {  # seconds of each step of this run (the benchmark's fixed costs)
         "before_grading": t["pool"] - t["start"], "grading": t["graded"] - t["pool"],
         "gradebook_setup_wait": t["prepared"] - t["graded"],
+        # within grading: the snapshot (workers starting meanwhile), and after the last result
+        **({"snapshot": t["jobs_out"] - t["pool"]} if t.get("jobs_out") else {}),
+        **({"after_last_result": t["graded"] - t["last_result"]} if t.get("last_result") else {}),
         **{k: t[k] for k in ("report", "gradebook", "export") if k in t},
     }  # fmt: skip
     report.write_runs(grading_dir, results, {**run, "workers": n_workers})
@@ -310,6 +317,20 @@ def _keep_shared(grading_dir: Path) -> None:
         os.umask(0o002)
 
 
+def _import_nbgrader() -> None:
+    """nbgrader's gradebook API takes a second or more to import (it brings nbconvert, Jupyter
+    server's handlers, SQLAlchemy): started in a thread at once, it is ready by the snapshot
+    while this process waits for the sandbox probe and starts the workers."""
+
+    def target():
+        try:
+            import nbgrader.api  # noqa: F401
+        except Exception:  # noqa: BLE001, S110 - the same import fails where it is used, and says why
+            pass
+
+    threading.Thread(target=target, daemon=True).start()
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     timings = {"start": time.monotonic()}
@@ -335,6 +356,7 @@ def main(argv=None) -> int:
             f"nothing to grade in {submitted} (expected <student>/<assignment>/<assignment>.ipynb)"
         )
         return EXIT_OK
+    _import_nbgrader()
     try:
         late.annotate(jobs, grading_dir)
     except Exception as exc:  # noqa: BLE001 - a broken late-penalty setting: grade nothing
@@ -358,6 +380,7 @@ def main(argv=None) -> int:
     else:
         results, n_workers = _grade(jobs, names, args, grading_dir, sandboxed, before)
     timings["graded"] = time.monotonic()
+    timings["jobs_out"], timings["last_result"] = before.done_at, before.last_result
     before.thread.join()
     timings["prepared"] = time.monotonic()
     prep = before.prep

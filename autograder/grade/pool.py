@@ -47,6 +47,7 @@ def init_worker(settings: Settings, assignments: list[str], todo=None) -> None:
     multiprocessing.util.Finalize(None, kernels.drop_spare, exitpriority=10)
     if _more_jobs():
         kernels.launch_spare(settings)  # boots while the references load
+    kernels.launch_ahead(settings, _more_jobs)
     warm(assignments)
 
 
@@ -56,7 +57,7 @@ def work(job: Job) -> SubmissionResult:
             _TODO.value -= 1
     result = grade(job, _SETTINGS)
     t0 = time.monotonic()
-    if not kernels.has_spare() and _more_jobs():
+    if not kernels.has_spare() and _more_jobs():  # none was launched ahead (see kernels)
         kernels.launch_spare(_SETTINGS)
     result.clock("launch", time.monotonic() - t0)  # the next submission's kernel, started
     return result
