@@ -8,7 +8,14 @@ from pathlib import Path
 
 from .. import nb
 from .assignment import AssignmentInfo, cases_for, student_cells
-from .exchange import HarnessError, harness_code, new_paths, read_outcomes, write_new
+from .exchange import (
+    HARNESS_GONE,
+    HarnessError,
+    harness_code,
+    new_paths,
+    read_outcomes,
+    write_new,
+)
 from .kernels import new_kernel, new_scratch, take_spare
 from .results import Job
 from .sandbox import GIB, KernelError
@@ -46,6 +53,7 @@ class Run:
         self.restarts = 0
         self.deadline = None
         self.phases: dict[str, float] = {}  # seconds per phase (the benchmark's breakdown)
+        self.harness_in = None  # the kernel that holds the check harness (exchange.harness_code)
 
     def _clock(self, phase: str, t0: float) -> None:
         self.phases[phase] = self.phases.get(phase, 0.0) + time.perf_counter() - t0
@@ -172,12 +180,13 @@ class Run:
         in_path, out_json, out_npz = new_paths(self.scratch)
         write_new(in_path, data)
         timeout = min(self.settings.cell_timeout, self.remaining())
-        code = harness_code(check.function, in_path, out_json, out_npz)
-        res = self.kernel.execute(code, timeout, keep_outputs=False, store_history=False)
+        res = self._exchange(check.function, in_path, out_json, out_npz, timeout)
         problem = self._exchange_problem(check.function, res, timeout)
         if problem:
             self._clock("exchange", t0)
+            self.harness_in = None  # the next check defines it again
             return False, problem, ""
+        self.harness_in = self.kernel
         try:
             outcomes = read_outcomes(cases, out_json, out_npz)
         except HarnessError as exc:
@@ -193,6 +202,17 @@ class Run:
         if result.passed:
             return True, "", ""
         return False, f"{check.what}: " + "\n".join(result.messages), result.mistake
+
+    def _exchange(self, fn: str, in_path, out_json, out_npz, timeout: float):
+        """Run the harness on one check's inputs: defined in this kernel by its first check, and
+        again (once) if the student's code removed it before the student's function was called."""
+        define = self.harness_in is not self.kernel
+        code = harness_code(fn, in_path, out_json, out_npz, define)
+        res = self.kernel.execute(code, timeout, keep_outputs=False, store_history=False)
+        if not define and res.status == "error" and res.evalue == HARNESS_GONE:
+            code = harness_code(fn, in_path, out_json, out_npz, True)
+            res = self.kernel.execute(code, timeout, keep_outputs=False, store_history=False)
+        return res
 
     def _exchange_problem(self, fn: str, res, timeout: float) -> str | None:
         if res.status == "timeout":
