@@ -175,7 +175,24 @@ def _prepare_in_background(grading_dir: Path, names: list[str]) -> tuple[threadi
     return thread, prep
 
 
-def _grade(jobs, names, args, grading_dir: Path, sandboxed: bool):
+class _Before:
+    """What must happen before the first submission is handed to a worker: the gradebook's
+    snapshot (before any student code runs), then its set-up in the background. Called once the
+    workers are starting, so their start-up (imports, references, first kernels) overlaps it."""
+
+    def __init__(self, grading_dir: Path, names: list[str]):
+        self.grading_dir, self.names = grading_dir, names
+        self.snap, self.prep, self.thread = None, {}, None
+        self.done_at = self.last_result = None  # when jobs could go out; the last result came
+
+    def __call__(self) -> None:
+        if self.thread is None:
+            self.snap = _snapshot(self.grading_dir)
+            self.thread, self.prep = _prepare_in_background(self.grading_dir, self.names)
+            self.done_at = time.monotonic()
+
+
+def _grade(jobs, names, args, grading_dir: Path, sandboxed: bool, before):
     run_root = Path(tempfile.mkdtemp(prefix="course-grade-", dir="/tmp"))
     os.chmod(run_root, 0o700)
     settings = Settings(
@@ -194,7 +211,10 @@ def _grade(jobs, names, args, grading_dir: Path, sandboxed: bool):
         file=sys.stderr,
     )
     try:
-        return run_pool(jobs, settings, n_workers, names, Progress(len(jobs))), n_workers
+        progress = Progress(len(jobs))
+        results = run_pool(jobs, settings, n_workers, names, progress, before)
+        before.last_result = progress.last_at
+        return results, n_workers
     finally:
         shutil.rmtree(run_root, ignore_errors=True)
 
@@ -210,19 +230,26 @@ def _snapshot(grading_dir: Path) -> dict | Exception:
         return exc
 
 
-def _write(grading_dir: Path, results, prep: dict, snap) -> Path | None:
+def _write(grading_dir: Path, results, prep: dict, snap, timings: dict) -> Path | None:
     """The report, then the gradebook (verified against the snapshot) and grades.csv; None when
     the gradebook was not written or had been tampered with."""
+    t0 = time.monotonic()
     report.write_report(grading_dir, results)
+    timings["report"] = time.monotonic() - t0
     if isinstance(snap, Exception) and "error" not in prep:
         prep["error"] = snap
     if "error" not in prep:
         try:
+            t0 = time.monotonic()
             gradebook.record(grading_dir, results)
             problems = guard.verify(gradebook.db_url(grading_dir), COURSE_ID, snap, results)
+            timings["gradebook"] = time.monotonic() - t0
             if problems:
                 raise guard.Tampered(problems)
-            return gradebook.export_grades(grading_dir)
+            t0 = time.monotonic()
+            grades = gradebook.export_grades(grading_dir)
+            timings["export"] = time.monotonic() - t0
+            return grades
         except Exception as exc:  # noqa: BLE001 - say so, still print what was graded
             prep["error"] = exc
     err = prep["error"]
@@ -235,8 +262,17 @@ def _write(grading_dir: Path, results, prep: dict, snap) -> Path | None:
 
 def _write_runs(grading_dir: Path, results, timings: dict, n_workers: int) -> None:
     """The results `make report` reads, and where its page will be (it is not built here)."""
-    wall = timings["end"] - timings["start"]
+    t = timings
+    wall = t["end"] - t["start"]
     run = {"finished": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "wall_s": wall}
+    run["steps"] = {  # seconds of each step of this run (the benchmark's fixed costs)
+        "before_grading": t["pool"] - t["start"], "grading": t["graded"] - t["pool"],
+        "gradebook_setup_wait": t["prepared"] - t["graded"],
+        # within grading: the snapshot (workers starting meanwhile), and after the last result
+        **({"snapshot": t["jobs_out"] - t["pool"]} if t.get("jobs_out") else {}),
+        **({"after_last_result": t["graded"] - t["last_result"]} if t.get("last_result") else {}),
+        **{k: t[k] for k in ("report", "gradebook", "export") if k in t},
+    }  # fmt: skip
     report.write_runs(grading_dir, results, {**run, "workers": n_workers})
     print(
         f"class report (run `make report GRADING={grading_dir}`): {grading_dir / 'report' / 'index.html'}"
@@ -281,6 +317,20 @@ def _keep_shared(grading_dir: Path) -> None:
         os.umask(0o002)
 
 
+def _import_nbgrader() -> None:
+    """nbgrader's gradebook API takes a second or more to import (it brings nbconvert, Jupyter
+    server's handlers, SQLAlchemy): started in a thread at once, it is ready by the snapshot
+    while this process waits for the sandbox probe and starts the workers."""
+
+    def target():
+        try:
+            import nbgrader.api  # noqa: F401
+        except Exception:  # noqa: BLE001, S110 - the same import fails where it is used, and says why
+            pass
+
+    threading.Thread(target=target, daemon=True).start()
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     timings = {"start": time.monotonic()}
@@ -306,6 +356,7 @@ def main(argv=None) -> int:
             f"nothing to grade in {submitted} (expected <student>/<assignment>/<assignment>.ipynb)"
         )
         return EXIT_OK
+    _import_nbgrader()
     try:
         late.annotate(jobs, grading_dir)
     except Exception as exc:  # noqa: BLE001 - a broken late-penalty setting: grade nothing
@@ -321,17 +372,19 @@ def main(argv=None) -> int:
         print(refused, file=sys.stderr)
         return EXIT_NO_SANDBOX
     names = sorted({j.assignment for j in jobs})
-    snap = _snapshot(grading_dir)
-    prep_thread, prep = _prepare_in_background(grading_dir, names)
     timings["pool"] = time.monotonic()
+    before = _Before(grading_dir, names)
     if session is not None:  # on the cluster: the same results, graded by its workers
+        before()
         results, n_workers = session.grade(jobs, names, args, grading_dir)
     else:
-        results, n_workers = _grade(jobs, names, args, grading_dir, sandboxed)
+        results, n_workers = _grade(jobs, names, args, grading_dir, sandboxed, before)
     timings["graded"] = time.monotonic()
-    prep_thread.join()
+    timings["jobs_out"], timings["last_result"] = before.done_at, before.last_result
+    before.thread.join()
     timings["prepared"] = time.monotonic()
-    grades = _write(grading_dir, results, prep, snap)
+    prep = before.prep
+    grades = _write(grading_dir, results, prep, before.snap, timings)
     timings["end"] = time.monotonic()
     _print_end(grading_dir, results, grades, timings, n_workers)
     failed = "error" in prep or any(r.status == ERROR for r in results)

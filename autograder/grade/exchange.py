@@ -200,15 +200,35 @@ def harness_source() -> str:
     return harness.source() + "\n" + _LOOP
 
 
-def harness_code(fname: str, in_path: Path, out_json: Path, out_npz: Path) -> str:
-    """The code executed in the kernel for one check (it leaves no names behind)."""
-    src = harness_source()
+HARNESS_GONE = "the grader's harness is gone from the kernel"
+
+
+def harness_code(
+    fname: str, in_path: Path, out_json: Path, out_npz: Path, define: bool = True
+) -> str:
+    """The code executed in the kernel for one check (it leaves no names behind). ``define``:
+    the harness is compiled and kept as the module ``__course_grader__`` (in ``sys.modules``, not
+    in the student's namespace); without it the kernel's kept harness runs (the later checks of
+    one kernel: no 6 KB source to send and compile each time). Keeping it gives the student's
+    code nothing new: it runs in the same process as the harness either way, and every outcome
+    is judged here."""
+    call = (
+        f"_course_sys.modules['__course_grader__']._course_run(globals(), {fname!r}, "
+        f"{str(in_path)!r}, {str(out_json)!r}, {str(out_npz)!r})\n"
+    )
+    if not define:  # gone (the student's code removed it): HARNESS_GONE, before any call
+        return (
+            "import sys as _course_sys\n"
+            "if not hasattr(_course_sys.modules.get('__course_grader__'), '_course_run'):\n"
+            f"    del _course_sys\n    raise RuntimeError({HARNESS_GONE!r})\n"
+            f"{call}del _course_sys\n"
+        )
     return (
-        "_course_grader = {'__name__': '__course_grader__'}\n"
-        f"exec(compile({src!r}, '<grader>', 'exec'), _course_grader)\n"
-        f"_course_grader['_course_run'](globals(), {fname!r}, {str(in_path)!r}, "
-        f"{str(out_json)!r}, {str(out_npz)!r})\n"
-        "del _course_grader\n"
+        "import sys as _course_sys, types as _course_types\n"
+        "_course_grader = _course_types.ModuleType('__course_grader__')\n"
+        f"exec(compile({harness_source()!r}, '<grader>', 'exec'), _course_grader.__dict__)\n"
+        "_course_sys.modules['__course_grader__'] = _course_grader\n"
+        f"{call}del _course_sys, _course_types, _course_grader\n"
     )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from .sandbox import KernelError, SandboxKernel
@@ -14,6 +15,15 @@ from .settings import Settings
 
 _SPARE: tuple[SandboxKernel, Path] | None = None
 _SEQ = itertools.count()
+# Set by a worker that knows whether more submissions will follow (the local pool): when a
+# submission takes the spare, the next one's kernel is launched at once and boots while this one
+# runs (not after it, when the worker would wait for it).
+_AHEAD: tuple[Settings, Callable[[], bool]] | None = None
+
+
+def launch_ahead(settings: Settings, more: Callable[[], bool]) -> None:
+    global _AHEAD
+    _AHEAD = (settings, more)
 
 
 def log_path(settings: Settings, scratch: Path) -> Path:
@@ -48,8 +58,12 @@ def launch_spare(settings: Settings) -> None:
 
 
 def take_spare() -> tuple[SandboxKernel, Path] | None:
+    """The spare kernel for this submission (None if there is none); with :func:`launch_ahead`,
+    the next submission's kernel is launched now."""
     global _SPARE
     spare, _SPARE = _SPARE, None
+    if spare is not None and _AHEAD is not None and _AHEAD[1]():
+        launch_spare(_AHEAD[0])
     return spare
 
 
@@ -58,7 +72,8 @@ def has_spare() -> bool:
 
 
 def drop_spare() -> None:
-    spare = take_spare()
+    global _SPARE
+    spare, _SPARE = _SPARE, None
     if spare is not None:
         spare[0].shutdown()
         shutil.rmtree(spare[1], ignore_errors=True)

@@ -7,6 +7,7 @@ import concurrent.futures as cf
 import multiprocessing
 import multiprocessing.util
 import os
+import time
 
 from . import kernels
 from .assignment import assignment_info, cases_for
@@ -46,6 +47,7 @@ def init_worker(settings: Settings, assignments: list[str], todo=None) -> None:
     multiprocessing.util.Finalize(None, kernels.drop_spare, exitpriority=10)
     if _more_jobs():
         kernels.launch_spare(settings)  # boots while the references load
+    kernels.launch_ahead(settings, _more_jobs)
     warm(assignments)
 
 
@@ -54,8 +56,10 @@ def work(job: Job) -> SubmissionResult:
         with _TODO.get_lock():
             _TODO.value -= 1
     result = grade(job, _SETTINGS)
-    if not kernels.has_spare() and _more_jobs():
+    t0 = time.monotonic()
+    if not kernels.has_spare() and _more_jobs():  # none was launched ahead (see kernels)
         kernels.launch_spare(_SETTINGS)
+    result.clock("launch", time.monotonic() - t0)  # the next submission's kernel, started
     return result
 
 
@@ -64,15 +68,23 @@ def error_result(job: Job, reason: str) -> SubmissionResult:
     return SubmissionResult.not_graded(job, rows, ERROR, reason, "not graded")
 
 
-def _one_pool(todo: list[Job], settings, n_workers, names, progress, results: dict) -> None:
+def started() -> None:
+    """A task that does nothing: submitted once per worker, it makes the pool start them all."""
+
+
+def _one_pool(todo: list[Job], settings, n_workers, names, progress, results, before) -> None:
     ctx = multiprocessing.get_context("spawn")
     remaining = ctx.Value("i", len(todo))  # workers launch the next kernel only if one is due
+    n = min(n_workers, len(todo))
     with cf.ProcessPoolExecutor(
-        max_workers=min(n_workers, len(todo)),
+        max_workers=n,
         mp_context=ctx,
         initializer=init_worker,
         initargs=(settings, names, remaining),
     ) as pool:
+        for _ in range(n):  # the workers start (imports, references, first kernel) ...
+            pool.submit(started)
+        before()  # ... while this process does what must precede any student code
         futures = {pool.submit(work, job): job for job in todo}
         for fut in cf.as_completed(futures):
             job = futures[fut]
@@ -87,15 +99,22 @@ def _one_pool(todo: list[Job], settings, n_workers, names, progress, results: di
 
 
 def run_pool(
-    jobs: list[Job], settings: Settings, n_workers: int, names: list[str], progress: Progress
+    jobs: list[Job],
+    settings: Settings,
+    n_workers: int,
+    names: list[str],
+    progress: Progress,
+    before=lambda: None,
 ) -> list[SubmissionResult]:
-    """Grade jobs with a pool of long-lived workers; a worker that crashes is replaced."""
+    """Grade jobs with a pool of long-lived workers; a worker that crashes is replaced.
+    ``before()`` runs once the workers are starting and before any job is handed to them (it
+    may be called again before a retry's pool: it must do its work once)."""
     results: dict[int, SubmissionResult] = {}
     todo = list(jobs)
     for _attempt in range(3):
         if not todo:
             break
-        _one_pool(todo, settings, n_workers, names, progress, results)
+        _one_pool(todo, settings, n_workers, names, progress, results, before)
         todo = [j for j in todo if j.index not in results]
     for job in todo:  # the pool broke three times on these
         res = error_result(job, "the grading worker crashed on this submission three times")

@@ -11,6 +11,7 @@ class Progress:
         self.total, self.done, self.bad, self.t0 = total, 0, 0, time.monotonic()
         self.tty = sys.stderr.isatty()
         self.last_pct = -1
+        self.last_at: float | None = None  # when the latest result came (the run's timings)
 
     def line(self, who: str) -> str:
         elapsed = time.monotonic() - self.t0
@@ -22,6 +23,7 @@ class Progress:
         )
 
     def step(self, result) -> None:
+        self.last_at = time.monotonic()
         self.done += 1
         self.bad += result.status != "graded"
         line = self.line(f"{result.student}/{result.assignment}")

@@ -137,6 +137,7 @@ RUNS = "runs"  # <grading>/runs/<assignment>.json: what `make report` reads (aut
 def _record(r: SubmissionResult) -> dict:
     d = asdict(r)
     d.pop("trace", None)  # a grader traceback stays in the terminal
+    d.pop("phases", None)  # timings: summed per run below
     d["score"], d["max_score"] = r.score, r.max_score
     return d
 
@@ -159,7 +160,14 @@ def write_runs(grading_dir: Path, results: list[SubmissionResult], run: dict) ->
         subs = old.get("submissions", {}) if isinstance(old, dict) else {}
         subs.update({r.student: _record(r) for r in rs})
         runs = old.get("runs", []) if isinstance(old, dict) else []
-        runs.append({**run, "notebooks": len(rs), "worker_seconds": sum(r.seconds for r in rs)})
+        phases: dict = {}
+        for r in rs:
+            for k, v in r.phases.items():
+                phases[k] = phases.get(k, 0.0) + v
+        runs.append({
+            **run, "notebooks": len(rs), "worker_seconds": sum(r.seconds for r in rs),
+            "phases": dict(sorted(phases.items())),
+        })  # fmt: skip
         data = {"assignment": a, "submissions": dict(sorted(subs.items())), "runs": runs}
         tmp = path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")

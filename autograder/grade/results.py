@@ -65,6 +65,12 @@ class SubmissionResult:
     seconds_late: float = 0.0
     lms_late: bool = False
     late_penalty: float | None = None  # nbgrader's, at this score (None: none, or not late)
+    # where the worker's time went, in seconds (kernel, cells, exchange, judge, outputs, ...):
+    # for the benchmark's breakdown; summed per run in runs/<a>.json, not kept per submission
+    phases: dict = field(default_factory=dict)
+
+    def clock(self, phase: str, seconds: float) -> None:
+        self.phases[phase] = self.phases.get(phase, 0.0) + seconds
 
     @classmethod
     def start(cls, job: Job, sandboxed: bool = True) -> SubmissionResult:

@@ -8,7 +8,14 @@ from pathlib import Path
 
 from .. import nb
 from .assignment import AssignmentInfo, cases_for, student_cells
-from .exchange import HarnessError, harness_code, new_paths, read_outcomes, write_new
+from .exchange import (
+    HARNESS_GONE,
+    HarnessError,
+    harness_code,
+    new_paths,
+    read_outcomes,
+    write_new,
+)
 from .kernels import new_kernel, new_scratch, take_spare
 from .results import Job
 from .sandbox import GIB, KernelError
@@ -45,6 +52,11 @@ class Run:
         self.first_error: str | None = None
         self.restarts = 0
         self.deadline = None
+        self.phases: dict[str, float] = {}  # seconds per phase (the benchmark's breakdown)
+        self.harness_in = None  # the kernel that holds the check harness (exchange.harness_code)
+
+    def _clock(self, phase: str, t0: float) -> None:
+        self.phases[phase] = self.phases.get(phase, 0.0) + time.perf_counter() - t0
 
     def remaining(self) -> float:
         return self.deadline - time.monotonic()
@@ -60,6 +72,13 @@ class Run:
             return False  # start one the ordinary way
 
     def start_kernel(self) -> None:
+        t0 = time.perf_counter()
+        try:
+            self._start_kernel()
+        finally:
+            self._clock("kernel", t0)
+
+    def _start_kernel(self) -> None:
         if self._use_spare():
             return
         if self.kernel is not None:
@@ -104,6 +123,13 @@ class Run:
 
     def run_cells(self, record: bool) -> None:
         """Run the student's cells in order; stop only if the kernel dies or time runs out."""
+        t0 = time.perf_counter()
+        try:
+            self._run_cells(record)
+        finally:
+            self._clock("cells", t0)
+
+    def _run_cells(self, record: bool) -> None:
         for i in self.cells:
             n = self.label(i)
             left = self.remaining()
@@ -148,27 +174,45 @@ class Run:
         why = self._ready()
         if why:
             return False, why, ""
+        t0 = time.perf_counter()
         check = self.info.checks[gid]
         cases, data = cases_for(self.info.name, gid)
         in_path, out_json, out_npz = new_paths(self.scratch)
         write_new(in_path, data)
         timeout = min(self.settings.cell_timeout, self.remaining())
-        code = harness_code(check.function, in_path, out_json, out_npz)
-        res = self.kernel.execute(code, timeout, keep_outputs=False, store_history=False)
+        res = self._exchange(check.function, in_path, out_json, out_npz, timeout)
         problem = self._exchange_problem(check.function, res, timeout)
         if problem:
+            self._clock("exchange", t0)
+            self.harness_in = None  # the next check defines it again
             return False, problem, ""
+        self.harness_in = self.kernel
         try:
             outcomes = read_outcomes(cases, out_json, out_npz)
         except HarnessError as exc:
             return False, self._harness_message(check.function, str(exc)), ""
+        finally:
+            self._clock("exchange", t0)
         n = len(outcomes)
         if n < len(cases) and not (n and outcomes[-1].error_type == "NotImplementedError"):
             return False, f"{check.function} did not report on every hidden case.", ""
+        t0 = time.perf_counter()
         result = check.verdict(outcomes, cases[:n])
+        self._clock("judge", t0)
         if result.passed:
             return True, "", ""
         return False, f"{check.what}: " + "\n".join(result.messages), result.mistake
+
+    def _exchange(self, fn: str, in_path, out_json, out_npz, timeout: float):
+        """Run the harness on one check's inputs: defined in this kernel by its first check, and
+        again (once) if the student's code removed it before the student's function was called."""
+        define = self.harness_in is not self.kernel
+        code = harness_code(fn, in_path, out_json, out_npz, define)
+        res = self.kernel.execute(code, timeout, keep_outputs=False, store_history=False)
+        if not define and res.status == "error" and res.evalue == HARNESS_GONE:
+            code = harness_code(fn, in_path, out_json, out_npz, True)
+            res = self.kernel.execute(code, timeout, keep_outputs=False, store_history=False)
+        return res
 
     def _exchange_problem(self, fn: str, res, timeout: float) -> str | None:
         if res.status == "timeout":

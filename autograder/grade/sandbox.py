@@ -6,7 +6,7 @@
         --tmpfs /tmp --tmpfs <course root> --ro-bind <venv> <venv>
         --bind <scratch> <scratch> --chdir <scratch>
         --unshare-pid --unshare-ipc --unshare-net --die-with-parent --cap-drop ALL
-        --clearenv --setenv ... python -m ipykernel_launcher -f <scratch>/kernel.json
+        --clearenv --setenv ... python -c <ipykernel's launcher> -f <scratch>/kernel.json
 
 so the student's code sees the machine read-only, none of the course (no solutions/, no
 autograder/, no grading/ with the gradebook and the other students' files), no network, no other
@@ -269,6 +269,25 @@ def kernel_env(scratch: Path) -> dict[str, str]:
 UNSANDBOXED_KERNEL_WRAPPER: list[str] = []
 
 
+# ipykernel's own launcher (python -m ipykernel_launcher), with one change: while the kernel
+# starts, debugpy is not importable, so ipykernel does not load its debugger (debugpy and pydevd,
+# about 140 modules and 0.1 s of CPU per kernel; nothing under grading sends a debug request).
+KERNEL_LAUNCHER = """\
+import sys
+from pathlib import Path
+if sys.path[0] == "" or Path(sys.path[0]) == Path.cwd():
+    del sys.path[0]  # as ipykernel_launcher: IPKernelApp puts it back
+sys.modules["debugpy"] = None
+from ipykernel import kernelapp
+kernelapp.launch_new_instance()
+"""
+# Run once the kernel is up, before any student cell: the student's own `import debugpy` works.
+UNBLOCK_DEBUGPY = (
+    "import sys as _course_sys; _course_sys.modules.get('debugpy', 0) is None and "
+    "_course_sys.modules.pop('debugpy'); del _course_sys"
+)
+
+
 def kernel_argv(
     scratch: Path, limits: Limits, sandboxed: bool, uid: int | None = None
 ) -> list[str]:
@@ -278,14 +297,16 @@ def kernel_argv(
     # No history database: one fewer SQLite file per kernel, and a faster start.
     py = [
         sys.executable,
-        "-m",
-        "ipykernel_launcher",
+        "-c",
+        KERNEL_LAUNCHER,
         "-f",
         "{connection_file}",
         "--HistoryManager.enabled=False",
         # numpy is loaded while the kernel boots (no name is bound: the student's namespace is
-        # as fresh as nbgrader's), so the student's `import numpy as np` costs nothing.
+        # as fresh as nbgrader's), so the student's `import numpy as np` costs nothing; then
+        # debugpy becomes importable again (see KERNEL_LAUNCHER).
         "--IPKernelApp.exec_lines=import numpy as _course_preload; del _course_preload",
+        f"--IPKernelApp.exec_lines={UNBLOCK_DEBUGPY}",
     ]
     if sandboxed:
         setenv = []

@@ -77,9 +77,12 @@ def grade(job: Job, settings: Settings) -> SubmissionResult:
     run = None
     try:
         run = Run(job, settings, info, notebook, raw)
+        result.clock("setup", time.monotonic() - t0)
         _grade_notebook(run, result, info)
         result.apply_late(job.penalties)
+        t1 = time.monotonic()
         write_outputs(settings.grading_dir, job, info, notebook, run.cell_results, result)
+        result.clock("outputs", time.monotonic() - t1)
     except KernelError as exc:
         result.fail(
             info.test_rows(), ERROR, str(exc), "not graded: the grading kernel did not start"
@@ -90,6 +93,10 @@ def grade(job: Job, settings: Settings) -> SubmissionResult:
         result.trace = traceback.format_exc(limit=6)
     finally:
         if run is not None:
+            t1 = time.monotonic()
             run.close()
+            for phase, seconds in run.phases.items():
+                result.clock(phase, seconds)
+            result.clock("close", time.monotonic() - t1)
     result.seconds = time.monotonic() - t0
     return result
