@@ -390,9 +390,10 @@ def adam_judge(case, got, want):
 # The training step
 # ------------------------------------------------------------------------------------------
 def _train_parts(case, want):
-    E, m, v, params, X, Y, t, lr, padding_idx = (*case.args, LR, None)[:9]
-    lr = case.kwargs.get("lr", lr)
-    padding_idx = case.kwargs.get("padding_idx", padding_idx)
+    given = dict(zip(["E", "m", "v", "params", "X", "Y", "t", "lr", "padding_idx"], case.args))
+    given = {"lr": LR, "padding_idx": None, **given, **case.kwargs}
+    E, m, v, X, t, lr = (given[k] for k in ("E", "m", "v", "X", "t", "lr"))
+    padding_idx = given["padding_idx"]
     flat, G = _flat(X), case.meta.get("G")
     if padding_idx is None:
         return _Step([E, m, v], want, flat, G, t, lr)
