@@ -90,7 +90,9 @@ def test_reference_train_steps_equal_nn_embedding_with_sparse_adam(seed, repeate
     lr=st.sampled_from([0.01, 0.05, 0.2]),
     seed=st.integers(0, 2**16),
 )
-def test_padding_row_never_moves_as_in_nn_embedding_padding_idx(V, d, B, pad, before, after, lr, seed):
+def test_padding_row_never_moves_as_in_nn_embedding_padding_idx(
+    V, d, B, pad, before, after, lr, seed
+):
     """``before`` steps without a padding row (every row gets moments), then ``after`` with
     padding_idx = pad (in [-V, V)): our steps equal nn.Embedding(padding_idx) + SparseAdam's, and
     the padding row of E, m and v stays as it was when padding started."""
@@ -120,7 +122,10 @@ def test_float32_steps_coincide_with_pytorch_float32_to_rounding(pad):
     E, params = ch08.model(V, d, 940, hidden=8, dtype=np.float32)
     batches = _batches(V, 941, steps=8, repeated=True)
     pads = [pad] * len(batches)
-    ours, theirs = numpy_run(E, params, batches, 0.05, pads), torch_run(E, params, batches, 0.05, pads)
+    ours, theirs = (
+        numpy_run(E, params, batches, 0.05, pads),
+        torch_run(E, params, batches, 0.05, pads),
+    )
     assert all(a.dtype == np.float32 for a in ours[1:])
     np.testing.assert_allclose(ours[0], theirs[0], rtol=2e-6)
     for a, b in zip(ours[1:], theirs[1:], strict=True):

@@ -159,7 +159,10 @@ MISTAKES = {
         id="lr-not-passed",
     ),
     "returns the loss after the update": _mistake(
-        changed("    return loss\n", "    return model_grads(embedding_forward(E, X), params, X, Y)[0]\n"),
+        changed(
+            "    return loss\n",
+            "    return model_grads(embedding_forward(E, X), params, X, Y)[0]\n",
+        ),
         {"test_train_step_loss"},
         "returned the loss after the update",
         id="loss-after-update",

@@ -32,7 +32,12 @@ from ..judges import (
 )
 from ..visible import make_expect
 
-FWD, ROWS, ADAM, STEP = "embedding_forward", "embedding_backward_rows", "sparse_adam_step_", "train_step_"
+FWD, ROWS, ADAM, STEP = (
+    "embedding_forward",
+    "embedding_backward_rows",
+    "sparse_adam_step_",
+    "train_step_",
+)
 GRADED = ("E", "m", "v")
 B1, B2, EPS, LR = 0.9, 0.999, 1e-8, 1e-3  # sparse_adam_step_'s defaults
 
@@ -390,7 +395,9 @@ def adam_judge(case, got, want):
 # The training step
 # ------------------------------------------------------------------------------------------
 def _train_parts(case, want):
-    given = dict(zip(["E", "m", "v", "params", "X", "Y", "t", "lr", "padding_idx"], case.args))
+    given = dict(
+        zip(["E", "m", "v", "params", "X", "Y", "t", "lr", "padding_idx"], case.args, strict=False)
+    )
     given = {"lr": LR, "padding_idx": None, **given, **case.kwargs}
     E, m, v, X, t, lr = (given[k] for k in ("E", "m", "v", "X", "t", "lr"))
     padding_idx = given["padding_idx"]
