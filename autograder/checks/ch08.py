@@ -246,26 +246,28 @@ def train_step_repeated():
     ]
 
 
-@check("test_train_step_padding", STEP, update_judge)
-def train_step_padding():
-    """train_step_: the padding row and its moments never change; the other rows train as usual"""
+def _padding_batches():
+    """Contexts with a padding id: word starts padded with id 0, and Zipf ids whose most
+    frequent id is the last row (padding_idx = -1)."""
     boundary = np.zeros((8, 3), dtype=np.int64)
     boundary[:, 2] = _ids(8, 27, 860)  # word starts: the boundary token 0 pads the context
     boundary[4:, 1] = _ids(4, 27, 861)
     last = _zipf(36, 12, 862).reshape(12, 3)[:, ::-1] % 12  # id 0 (the most frequent) ...
-    last = np.where(last == 0, 11, last)  # ... becomes id 11, the last row: padding_idx = -1
+    last = np.where(last == 0, 11, last)  # ... becomes id 11, the last row
+    few = np.concatenate([np.zeros((6, 2), np.int64), _ids((6, 1), 10, 870)], axis=1)
+    return boundary, last, few
+
+
+@check("test_train_step_padding", STEP, update_judge)
+def train_step_padding():
+    """train_step_: the padding row and its moments never change; the other rows train as usual"""
+    boundary, last, few = _padding_batches()
+    unused = _distinct((3, 3), 12, 868) % 3  # ids 0 to 2 only
+    fresh, state = "word starts, padding_idx = 0, the first step", "every row with moments"
     return [
-        fresh_case(
-            "word starts, padding_idx = 0, the first step",
-            27,
-            3,
-            863,
-            boundary,
-            lr=0.05,
-            padding_idx=0,
-        ),
+        fresh_case(fresh, 27, 3, 863, boundary, lr=0.05, padding_idx=0),
         state_case(
-            "word starts, padding_idx = 0, step 7, every row with moments",
+            f"word starts, padding_idx = 0, step 7, {state}",
             27,
             3,
             864,
@@ -275,7 +277,7 @@ def train_step_padding():
             padding_idx=0,
         ),
         state_case(
-            "padding_idx = -1 (row V - 1), step 4, every row with moments",
+            f"padding_idx = -1 (row V - 1), step 4, {state}",
             12,
             3,
             865,
@@ -292,7 +294,7 @@ def train_step_padding():
             12,
             2,
             867,
-            _distinct((3, 3), 12, 868) % 3,
+            unused,
             5,
             0.05,
             padding_idx=3,
@@ -302,7 +304,7 @@ def train_step_padding():
             10,
             4,
             869,
-            np.concatenate([np.zeros((6, 2), np.int64), _ids((6, 1), 10, 870)], axis=1),
+            few,
             3,
             0.1,
             dtype=np.float32,
