@@ -4,14 +4,18 @@ PyTorch's side is the real-data model of coursekit/realdata.py: an ``nn.Embeddin
 looks the rows up, ``realdata.logits`` runs the layers after the lookup (fixed, as in the
 exercise), autograd computes the sparse gradient of the table and ``torch.optim.SparseAdam``
 updates it. The reference ``train_step_`` (its own lookup, the given ``model_grads``, its own
-backward and lazy sparse Adam) must give the same losses, the same table and the same moments
-after every one of several steps, in float64, including batches where one id repeats a lot.
+row-sparse backward and lazy sparse Adam) must give the same losses, the same table and the same
+moments after every one of several steps, in float64 and in float32 (to float32 rounding),
+including batches where one id repeats a lot and a padding row (``nn.Embedding(padding_idx=...)``,
+0 or negative, declared in the middle of training so that its moments are not zero).
 Grading never imports torch: this file is where the capstone is pinned to PyTorch.
 """
 
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from autograder.checks import ch08, reference
 from coursekit import realdata
@@ -19,15 +23,18 @@ from coursekit import realdata
 REF = reference.load("08_capstone")
 
 
-def torch_run(E, params, batches, lr):
-    """Losses, the final table and SparseAdam's (exp_avg, exp_avg_sq), float64."""
+def torch_run(E, params, batches, lr, pads=None):
+    """Losses, the final table and SparseAdam's (exp_avg, exp_avg_sq), in E's dtype; step s
+    runs with nn.Embedding's padding_idx = pads[s] (None: no padding row)."""
     layer = torch.nn.Embedding.from_pretrained(
         torch.from_numpy(E.copy()), freeze=False, sparse=True
     )
     opt = torch.optim.SparseAdam(layer.parameters(), lr=lr)
     p = {k: torch.from_numpy(a) for k, a in params.items()}
     losses = []
-    for X, Y in batches:
+    for s, (X, Y) in enumerate(batches):
+        pad = None if pads is None else pads[s]
+        layer.padding_idx = None if pad is None else pad % E.shape[0]  # as the constructor does
         X, Y = torch.from_numpy(X), torch.from_numpy(Y)
         out = torch.nn.functional.cross_entropy(realdata.logits(p, X, H=layer(X)), Y)
         opt.zero_grad()
@@ -38,10 +45,14 @@ def torch_run(E, params, batches, lr):
     return losses, layer.weight.detach().numpy(), st["exp_avg"].numpy(), st["exp_avg_sq"].numpy()
 
 
-def numpy_run(E, params, batches, lr):
+def numpy_run(E, params, batches, lr, pads=None):
     E = E.copy()
     m, v = np.zeros_like(E), np.zeros_like(E)
-    losses = [REF.train_step_(E, m, v, params, X, Y, t, lr) for t, (X, Y) in enumerate(batches, 1)]
+    pads = pads or [None] * len(batches)
+    losses = [
+        REF.train_step_(E, m, v, params, X, Y, t, lr, padding_idx=pads[t - 1])
+        for t, (X, Y) in enumerate(batches, 1)
+    ]
     return losses, E, m, v
 
 
@@ -66,6 +77,59 @@ def test_reference_train_steps_equal_nn_embedding_with_sparse_adam(seed, repeate
     np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-10, atol=1e-12)
     for a, b in zip(ours[1:], theirs[1:], strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    V=st.integers(2, 12),
+    d=st.integers(1, 4),
+    B=st.integers(1, 10),
+    pad=st.integers(-12, 11),
+    before=st.integers(0, 3),
+    after=st.integers(1, 3),
+    lr=st.sampled_from([0.01, 0.05, 0.2]),
+    seed=st.integers(0, 2**16),
+)
+def test_padding_row_never_moves_as_in_nn_embedding_padding_idx(
+    V, d, B, pad, before, after, lr, seed
+):
+    """``before`` steps without a padding row (every row gets moments), then ``after`` with
+    padding_idx = pad (in [-V, V)): our steps equal nn.Embedding(padding_idx) + SparseAdam's, and
+    the padding row of E, m and v stays as it was when padding started."""
+    pad = pad % (2 * V) - V  # any id in [-V, V), negative ones too
+    E, params = ch08.model(V, d, seed, hidden=5)
+    rng = np.random.default_rng(seed + 1)
+    batches = []
+    for _ in range(before + after):
+        X = rng.integers(0, V, size=(B, 3))
+        X[: (B + 1) // 2, 0] = pad % V  # the padding id occurs in every batch, repeated
+        batches.append((X.astype(np.int64), rng.integers(0, V, size=B).astype(np.int64)))
+    pads = [None] * before + [pad] * after
+    ours, theirs = numpy_run(E, params, batches, lr, pads), torch_run(E, params, batches, lr, pads)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-10, atol=1e-12)
+    for a, b in zip(ours[1:], theirs[1:], strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+    at_start = numpy_run(E, params, batches[:before], lr)[1:]
+    for a, b in zip(ours[1:], at_start, strict=True):
+        assert np.array_equal(a[pad], b[pad])
+
+
+@pytest.mark.parametrize("pad", [None, 0])
+def test_float32_steps_coincide_with_pytorch_float32_to_rounding(pad):
+    """A float32 table stays float32 and follows PyTorch's float32 run to float32 rounding (the
+    tolerance the float32 checks grade with), the losses to a few float32 steps."""
+    V, d = 27, 4
+    E, params = ch08.model(V, d, 940, hidden=8, dtype=np.float32)
+    batches = _batches(V, 941, steps=8, repeated=True)
+    pads = [pad] * len(batches)
+    ours, theirs = (
+        numpy_run(E, params, batches, 0.05, pads),
+        torch_run(E, params, batches, 0.05, pads),
+    )
+    assert all(a.dtype == np.float32 for a in ours[1:])
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=2e-6)
+    for a, b in zip(ours[1:], theirs[1:], strict=True):
+        np.testing.assert_allclose(a, b, rtol=2e-5, atol=1e-6)
 
 
 def test_model_grads_is_autograd_of_the_layers_after_the_lookup():

@@ -1,18 +1,21 @@
 """The capstone: one training step of the character model's table with the student's own code.
 
-``train_step_(E, m, v, params, X, Y, t, lr)`` looks up the rows of ``X`` with the student's
-``embedding_forward``, gets the loss and G = dL/dH from the given ``model_grads``, backpropagates
-into the table with ``embedding_backward`` and updates it with ``sparse_adam_step_``: it returns
-the loss and changes E, m and v in place. Two checks grade it: the loss it returns
-(``output="return"``) and the arrays it leaves (``output=("args", (0, 1, 2))``), on small synthetic
-models with fixed seeds (no data is loaded while grading). Exercises 1 to 3's functions are graded
+``train_step_(E, m, v, params, X, Y, t, lr, padding_idx=None)`` looks up the rows of ``X`` with
+the student's ``embedding_forward``, gets the loss and G = dL/dH from the given ``model_grads``,
+backpropagates into the table in row-sparse form with ``embedding_backward_rows`` and updates it
+with ``sparse_adam_step_``, leaving the padding row (and its moments) alone, as
+nn.Embedding(sparse=True, padding_idx=...) + SparseAdam do: it returns the loss and changes E, m
+and v in place. The checks grade the loss it returns (``output="return"``) and the arrays it
+leaves (``output=("args", (0, 1, 2))``), on small synthetic models with fixed seeds (no data is
+loaded while grading). Exercises 1 to 3's functions are graded
 again briefly.
 
 The judges are public (:mod:`.public.ch08`, pasted into the released notebook for the visible
 tests): compact ones for exercises 1 to 3, and the step's, whose classic mistakes (one Adam
 update per occurrence, t left at 1, every row updated, ...) are modelled from the expected
 arrays. A case carries what those models need besides: dL/dH at the lookup (``meta["G"]``) and,
-for the loss, the loss after the reference's step (``meta["loss_after"]``). Messages name the
+for the loss, the loss after the reference's step (``meta["loss_after"]``), and with a padding
+row, the sum of its positions' rows of G (``meta["g_pad"]``). Messages name the
 mistake and the rows that differ, never the reference's values for a hidden case.
 """
 
@@ -21,18 +24,18 @@ from __future__ import annotations
 import numpy as np
 
 from . import reference
-from .data import adam_case, adam_state, backward_case, forward_case, zero_moments
+from .data import adam_case, adam_state, forward_case, zero_moments
 from .data import distinct as _distinct
 from .data import grads as _grads
 from .data import ids as _ids
 from .data import table as _table
 from .data import zipf as _zipf
 from .framework import Case, checks_for
-from .public.ch08 import adam_judge, backward_judge, forward_judge, loss_judge, update_judge
+from .public.ch08 import adam_judge, forward_judge, loss_judge, rows_judge, update_judge
 
 A = "08_capstone"
 STEP = "train_step_"
-NAMES = ["E", "m", "v", "params", "X", "Y", "t", "lr"]
+NAMES = ["E", "m", "v", "params", "X", "Y", "t", "lr", "padding_idx"]
 check = checks_for(A)
 
 
@@ -67,18 +70,25 @@ def batch(X, V, seed):
     return np.asarray(X, dtype=np.int64), _ids(np.shape(X)[0], V, seed)
 
 
-def train(label, E, m, v, params, X, Y, t, lr=1e-2, *, graded="arrays", **meta):
-    """A case calling train_step_ with every argument positionally; grades the loss it returns
-    (graded="loss") or the E, m, v it leaves (graded="arrays")."""
+def train(label, E, m, v, params, X, Y, t, lr=1e-2, *, graded="arrays", padding_idx=None, **meta):
+    """A case calling train_step_ with E to lr positionally (and padding_idx=, when given);
+    grades the loss it returns (graded="loss") or the E, m, v it leaves (graded="arrays")."""
     output = "return" if graded == "loss" else ("args", (0, 1, 2))
+    kwargs = {} if padding_idx is None else {"padding_idx": padding_idx}
     ref = reference.load(A)
     meta["G"] = ref.model_grads(E[X], params, X, Y)[1]  # dL/dH: lets a judge model the trap
+    if padding_idx is not None:  # the padding row's would-be gradient: names padding-moved
+        meta["g_pad"] = meta["G"][X == padding_idx % E.shape[0]].sum(axis=0)
     if graded == "loss":  # the loss after the reference's step: names that mistake
         after = [np.array(a) for a in (E, m, v)]
-        ref.train_step_(*after, params, X, Y, t, lr)
+        ref.train_step_(*after, params, X, Y, t, lr, **kwargs)
         meta["loss_after"] = ref.model_grads(after[0][X], params, X, Y)[0]
     return Case(
-        label, (E, m, v, params, X, Y, t, lr), output=output, meta={"arg_names": NAMES, **meta}
+        label,
+        (E, m, v, params, X, Y, t, lr),
+        kwargs,
+        output=output,
+        meta={"arg_names": NAMES, **meta},
     )
 
 
@@ -91,7 +101,8 @@ def fresh_case(label, V, d, seed, X, t=1, lr=1e-2, dtype=np.float64, **kw):
 
 
 def state_case(label, V, d, seed, X, t, lr=1e-2, dtype=np.float64, fresh=(), **kw):
-    """A case in the middle of training: moments from earlier steps."""
+    """A case in the middle of training: moments from earlier steps (every row's but the
+    ``fresh`` ones, the padding row's included: a table trained before it had padding)."""
     E, params = model(V, d, seed, dtype=dtype)
     Xb, Y = batch(X, V, seed + 1)
     m, v = moments(V, d, seed + 2, dtype, fresh)
@@ -114,15 +125,26 @@ def forward():
     ]
 
 
-@check("test_backward", "embedding_backward", backward_judge)
-def backward():
-    """embedding_backward: a repeated id receives the sum of its rows; ids of any shape"""
+def rows_case(label, ids, grad_out, **meta):
+    """A case calling embedding_backward_rows(ids, grad_out)."""
+    return Case(label, (ids, grad_out), meta={"arg_names": ["ids", "grad_out"], **meta})
+
+
+@check("test_backward_rows", "embedding_backward_rows", rows_judge)
+def backward_rows():
+    """embedding_backward_rows: sorted distinct rows, each with the sum of its gradients"""
     z = _zipf(60, 27, 810)
     ids2 = _ids((16, 3), 27, 811)
     return [
-        backward_case("60 Zipf ids (a few repeat often)", z, _grads(z, 4, 812), 27),
-        backward_case("a batch of contexts, ids of shape (16, 3)", ids2, _grads(ids2, 4, 813), 27),
-        backward_case("float32 gradients", ids2, _grads(ids2, 2, 814, np.float32), 27),
+        rows_case("60 Zipf ids (a few repeat often)", z, _grads(z, 4, 812)),
+        rows_case("a batch of contexts, ids of shape (16, 3)", ids2, _grads(ids2, 4, 813)),
+        rows_case("float32 gradients", ids2, _grads(ids2, 2, 814, np.float32)),
+        rows_case(
+            "ids [5, 1, 5, 3] (first occurrences unsorted)",
+            (i := np.array([5, 1, 5, 3])),
+            _grads(i, 2, 815),
+        ),
+        rows_case("empty ids", np.zeros((0, 3), dtype=np.int64), np.zeros((0, 3, 2))),
     ]
 
 
@@ -220,5 +242,72 @@ def train_step_repeated():
             _ids((16, 3), 10, 855),
             dtype=np.float32,
             lr=0.1,
+        ),
+    ]
+
+
+def _padding_batches():
+    """Contexts with a padding id: word starts padded with id 0, and Zipf ids whose most
+    frequent id is the last row (padding_idx = -1)."""
+    boundary = np.zeros((8, 3), dtype=np.int64)
+    boundary[:, 2] = _ids(8, 27, 860)  # word starts: the boundary token 0 pads the context
+    boundary[4:, 1] = _ids(4, 27, 861)
+    last = _zipf(36, 12, 862).reshape(12, 3)[:, ::-1] % 12  # id 0 (the most frequent) ...
+    last = np.where(last == 0, 11, last)  # ... becomes id 11, the last row
+    few = np.concatenate([np.zeros((6, 2), np.int64), _ids((6, 1), 10, 870)], axis=1)
+    return boundary, last, few
+
+
+@check("test_train_step_padding", STEP, update_judge)
+def train_step_padding():
+    """train_step_: the padding row and its moments never change; the other rows train as usual"""
+    boundary, last, few = _padding_batches()
+    unused = _distinct((3, 3), 12, 868) % 3  # ids 0 to 2 only
+    fresh, state = "word starts, padding_idx = 0, the first step", "every row with moments"
+    return [
+        fresh_case(fresh, 27, 3, 863, boundary, lr=0.05, padding_idx=0),
+        state_case(
+            f"word starts, padding_idx = 0, step 7, {state}",
+            27,
+            3,
+            864,
+            boundary,
+            7,
+            0.02,
+            padding_idx=0,
+        ),
+        state_case(
+            f"padding_idx = -1 (row V - 1), step 4, {state}",
+            12,
+            3,
+            865,
+            last,
+            4,
+            0.05,
+            padding_idx=-1,
+        ),
+        fresh_case(
+            "padding_idx = 11 = V - 1, the first step", 12, 3, 866, last, lr=0.1, padding_idx=11
+        ),
+        state_case(
+            "padding_idx = 3, an id the batch never uses",
+            12,
+            2,
+            867,
+            unused,
+            5,
+            0.05,
+            padding_idx=3,
+        ),
+        state_case(
+            "a float32 model, padding_idx = 0, step 3",
+            10,
+            4,
+            869,
+            few,
+            3,
+            0.1,
+            dtype=np.float32,
+            padding_idx=0,
         ),
     ]

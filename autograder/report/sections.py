@@ -43,7 +43,7 @@ FUNCTIONS = {
     ("07", "heldout_error"): ("07", "capacity-a-biasvariance-trade-off"),
     ("07", "best_dim"): ("07", "capacity-a-biasvariance-trade-off"),
     ("08", "embedding_forward"): FORWARD,
-    ("08", "embedding_backward"): BACKWARD,
+    ("08", "embedding_backward_rows"): ("02", "what-follows-from-the-formula"),
     ("08", "sparse_adam_step_"): ADAM,
     ("08", "train_step_"): ("08", "what-one-step-does"),
     ("09", "quantize_rows"): ("09", "row-wise-quantization-for-serving"),

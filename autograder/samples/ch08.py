@@ -7,15 +7,21 @@ model_grads it calls is a locked cell of its own, run as the notebook runs it.
 from . import Mistake
 
 A = "08_capstone"
-TRAIN = {"test_train_step_loss", "test_train_step_update", "test_train_step_repeated"}
-ARRAYS = {"test_train_step_update", "test_train_step_repeated"}
+TRAIN = {
+    "test_train_step_loss",
+    "test_train_step_update",
+    "test_train_step_repeated",
+    "test_train_step_padding",
+}
+ARRAYS = {"test_train_step_update", "test_train_step_repeated", "test_train_step_padding"}
+PADDING = {"test_train_step_padding"}
 
 
 HEAD = """
 import numpy as np
 
 
-def train_step_(E, m, v, params, X, Y, t, lr=1e-2):
+def train_step_(E, m, v, params, X, Y, t, lr=1e-2, padding_idx=None):
 """
 
 
@@ -24,180 +30,238 @@ def answer(body: str) -> dict:
     return {"train_step_": HEAD + body}
 
 
+# The step the mistakes below start from, with one thing changed each.
+STEP = """
+    H = embedding_forward(E, X)
+    loss, G = model_grads(H, params, X, Y)
+    rows, values = embedding_backward_rows(X, G)
+    if padding_idx is not None:
+        keep = rows != padding_idx % E.shape[0]
+        rows, values = rows[keep], values[keep]
+    sparse_adam_step_(E, m, v, rows, values, t, lr)
+    return loss
+"""
+
+
+def changed(old: str, new: str) -> dict:
+    """The step with ``old`` (a line or lines of STEP) replaced by ``new``."""
+    assert old in STEP, old
+    return answer(STEP.replace(old, new))
+
+
 ALTERNATIVES = {
-    "sparse_adam_step_ on the raw ids (it coalesces repeated ids itself)": answer(
+    "sparse_adam_step_ on the raw ids without the padding positions (it coalesces repeats)": answer(
         """
     H = embedding_forward(E, X)
     loss, G = model_grads(H, params, X, Y)
-    sparse_adam_step_(E, m, v, X, G, t, lr)
+    keep = np.ones(X.shape, dtype=bool)
+    if padding_idx is not None:
+        keep = X != range(E.shape[0])[padding_idx]  # range() normalises -1 to V - 1
+    sparse_adam_step_(E, m, v, X[keep], G[keep], t, lr)
     return loss
 """
     ),
-    "the touched rows from a boolean mask of dE's nonzero counts": answer(
+    "the padding row dropped with np.delete, the padding id normalised by hand": answer(
         """
     loss, G = model_grads(embedding_forward(E, X), params, X, Y)
-    dE = embedding_backward(X, G, E.shape[0])
-    touched = np.bincount(X.ravel(), minlength=E.shape[0]) > 0
-    rows = np.flatnonzero(touched)
-    sparse_adam_step_(E, m, v, rows, dE[rows], t, lr=lr, betas=(0.9, 0.999), eps=1e-8)
+    rows, values = embedding_backward_rows(X, G)
+    if padding_idx is not None:
+        p = padding_idx + E.shape[0] if padding_idx < 0 else padding_idx
+        where = np.flatnonzero(rows == p)
+        rows, values = np.delete(rows, where), np.delete(values, where, axis=0)
+    sparse_adam_step_(E, m, v, rows, values, t, lr=lr, betas=(0.9, 0.999), eps=1e-8)
     return float(loss)
 """
     ),
-    "a loop over the distinct ids, one call each": answer(
+    "a loop over the distinct ids, one call each, the padding id skipped": answer(
+        """
+    V = E.shape[0]
+    H = embedding_forward(E, X)
+    loss, G = model_grads(H, params, X, Y)
+    rows, values = embedding_backward_rows(X, G)
+    skip = None if padding_idx is None else padding_idx % V
+    for k, i in enumerate(rows.tolist()):
+        if i != skip:
+            sparse_adam_step_(E, m, v, np.array([i]), values[k : k + 1], t, lr)
+    return loss
+"""
+    ),
+    "the padding positions' gradients zeroed, then the padding row dropped from the rows": answer(
         """
     H = embedding_forward(E, X)
     loss, G = model_grads(H, params, X, Y)
-    dE = embedding_backward(X, G, E.shape[0])
-    for i in sorted(set(X.ravel().tolist())):
-        sparse_adam_step_(E, m, v, np.array([i]), dE[i : i + 1], t, lr)
+    G = G.copy()
+    mask = np.zeros(X.shape, dtype=bool)
+    if padding_idx is not None:
+        mask = X == np.arange(E.shape[0])[padding_idx]
+        G[mask] = 0
+    rows, values = embedding_backward_rows(X[~mask], G[~mask])
+    sparse_adam_step_(E, m, v, rows, values, t, lr)
     return loss
 """
     ),
 }
 
 
-def _mistake(body, fails, says, extra=None, id=""):
-    return Mistake({**answer(body), **(extra or {})}, fails=set(fails), says=says, id=id)
+def _mistake(sources, fails, says, extra=None, id=""):
+    return Mistake({**sources, **(extra or {})}, fails=set(fails), says=says, id=id)
 
 
 MISTAKES = {
     "one Adam update per occurrence (the trap)": _mistake(
-        """
+        answer(
+            """
     loss, G = model_grads(embedding_forward(E, X), params, X, Y)
     flat, Gf = X.reshape(-1), G.reshape(X.size, -1)
+    pad = None if padding_idx is None else padding_idx % E.shape[0]
     for n in range(flat.size):
-        sparse_adam_step_(E, m, v, flat[n : n + 1], Gf[n : n + 1], t, lr)
+        if flat[n] != pad:
+            sparse_adam_step_(E, m, v, flat[n : n + 1], Gf[n : n + 1], t, lr)
     return loss
-""",
-        {"test_train_step_update", "test_train_step_repeated"},
+"""
+        ),
+        ARRAYS,
         "one Adam update per occurrence",
         id="step-per-occurrence",
     ),
-    "dE[X] += G instead of embedding_backward": _mistake(
-        """
-    loss, G = model_grads(embedding_forward(E, X), params, X, Y)
-    dE = np.zeros_like(E)
-    dE[X.reshape(-1)] += G.reshape(X.size, -1)
-    rows = np.unique(X)
-    sparse_adam_step_(E, m, v, rows, dE[rows], t, lr)
-    return loss
-""",
-        {"test_train_step_update", "test_train_step_repeated"},
+    "values[slot] += G written in train_step_ (one occurrence kept)": _mistake(
+        changed(
+            "    rows, values = embedding_backward_rows(X, G)\n",
+            "    rows, slot = np.unique(X, return_inverse=True)\n"
+            "    values = np.zeros((rows.size, E.shape[1]), dtype=E.dtype)\n"
+            "    values[slot.reshape(-1)] += G.reshape(X.size, -1)\n",
+        ),
+        ARRAYS,
         "only one occurrence of a repeated id reached",
         id="step-trap-overwrite",
     ),
-    "every row updated (the whole dE to sparse_adam_step_)": _mistake(
-        """
-    loss, G = model_grads(embedding_forward(E, X), params, X, Y)
-    dE = embedding_backward(X, G, E.shape[0])
-    sparse_adam_step_(E, m, v, np.arange(E.shape[0]), dE, t, lr)
-    return loss
-""",
-        {"test_train_step_update", "test_train_step_repeated"},
+    "every row updated (the scattered values for all V rows)": _mistake(
+        changed(
+            "    sparse_adam_step_(E, m, v, rows, values, t, lr)\n",
+            "    dE = np.zeros_like(E)\n"
+            "    dE[rows] = values\n"
+            "    sparse_adam_step_(E, m, v, np.arange(E.shape[0]), dE, t, lr)\n",
+        ),
+        ARRAYS,
         "rows that X does not touch changed",
         id="step-dense",
     ),
     "t not passed on (always 1)": _mistake(
-        """
-    loss, G = model_grads(embedding_forward(E, X), params, X, Y)
-    dE = embedding_backward(X, G, E.shape[0])
-    rows = np.unique(X)
-    sparse_adam_step_(E, m, v, rows, dE[rows], 1, lr)
-    return loss
-""",
-        {"test_train_step_update", "test_train_step_repeated"},
+        changed("rows, values, t, lr)", "rows, values, 1, lr)"),
+        ARRAYS,
         "the step number was not passed on",
         id="t-not-passed",
     ),
     "lr not passed on (sparse_adam_step_'s default)": _mistake(
-        """
-    loss, G = model_grads(embedding_forward(E, X), params, X, Y)
-    dE = embedding_backward(X, G, E.shape[0])
-    rows = np.unique(X)
-    sparse_adam_step_(E, m, v, rows, dE[rows], t)
-    return loss
-""",
-        {"test_train_step_update", "test_train_step_repeated"},
+        changed("rows, values, t, lr)", "rows, values, t)"),
+        ARRAYS,
         "the learning rate was not passed on",
         id="lr-not-passed",
     ),
     "returns the loss after the update": _mistake(
-        """
-    loss, G = model_grads(embedding_forward(E, X), params, X, Y)
-    dE = embedding_backward(X, G, E.shape[0])
-    rows = np.unique(X)
-    sparse_adam_step_(E, m, v, rows, dE[rows], t, lr)
-    return model_grads(embedding_forward(E, X), params, X, Y)[0]
-""",
+        changed(
+            "    return loss\n",
+            "    return model_grads(embedding_forward(E, X), params, X, Y)[0]\n",
+        ),
         {"test_train_step_loss"},
         "returned the loss after the update",
         id="loss-after-update",
     ),
     "forgets to return the loss": _mistake(
-        """
-    loss, G = model_grads(embedding_forward(E, X), params, X, Y)
-    dE = embedding_backward(X, G, E.shape[0])
-    rows = np.unique(X)
-    sparse_adam_step_(E, m, v, rows, dE[rows], t, lr)
-""",
+        changed("    return loss\n", ""),
         {"test_train_step_loss"},
         "Did you forget the return statement",
         id="returned-none",
     ),
     "t - 1 passed on to sparse_adam_step_": _mistake(
-        """
-    loss, G = model_grads(embedding_forward(E, X), params, X, Y)
-    dE = embedding_backward(X, G, E.shape[0])
-    rows = np.unique(X)
-    sparse_adam_step_(E, m, v, rows, dE[rows], t - 1, lr)  # ZeroDivisionError at t = 1
-    return loss
-""",
+        changed("rows, values, t, lr)", "rows, values, t - 1, lr)"),  # ZeroDivisionError at t = 1
         TRAIN,
         "the step number was passed on off by one (t - 1)",
         id="step-t-minus-one",
     ),
-    "the summed rows passed once per occurrence (k times the gradient)": _mistake(
-        """
-    loss, G = model_grads(embedding_forward(E, X), params, X, Y)
-    dE = embedding_backward(X, G, E.shape[0])  # each row already summed over X
-    sparse_adam_step_(E, m, v, X, dE[X], t, lr)  # ... and summed again per occurrence
-    return loss
-""",
-        {"test_train_step_update", "test_train_step_repeated"},
+    "the summed rows handed to the step once per occurrence (k times the gradient)": _mistake(
+        changed(
+            "    sparse_adam_step_(E, m, v, rows, values, t, lr)\n",
+            "    slot = np.searchsorted(rows, X)  # each position's row of values\n"
+            "    on = np.isin(X, rows)\n"
+            "    sparse_adam_step_(E, m, v, X[on], values[slot[on]], t, lr)  # summed again\n",
+        ),
+        ARRAYS,
         "got k times its gradient",
         id="summed-rows-per-occurrence",
     ),
     "works on copies (E = E.copy())": _mistake(
-        """
-    E, m, v = E.copy(), m.copy(), v.copy()
-    loss, G = model_grads(embedding_forward(E, X), params, X, Y)
-    dE = embedding_backward(X, G, E.shape[0])
-    rows = np.unique(X)
-    sparse_adam_step_(E, m, v, rows, dE[rows], t, lr)
-    return loss
-""",
+        answer("    E, m, v = E.copy(), m.copy(), v.copy()\n" + STEP),
         ARRAYS,
         "did not change",
         id="step-not-in-place",
     ),
-    "exercise 2's trap (dE[ids] += g) pasted into embedding_backward": Mistake(
+    "padding_idx ignored (the padding row trains)": _mistake(
+        changed(
+            "    if padding_idx is not None:\n"
+            "        keep = rows != padding_idx % E.shape[0]\n"
+            "        rows, values = rows[keep], values[keep]\n",
+            "",
+        ),
+        PADDING,
+        "the padding row trained",
+        id="padding-moved",
+    ),
+    "`if padding_idx:` (padding_idx = 0 skipped)": _mistake(
+        changed("    if padding_idx is not None:\n", "    if padding_idx:\n"),
+        PADDING,
+        "0 is a valid padding id",
+        id="padding-moved",
+    ),
+    "a negative padding_idx compared as it is (rows != -1)": _mistake(
+        changed("keep = rows != padding_idx % E.shape[0]", "keep = rows != padding_idx"),
+        PADDING,
+        "a negative one counts from the end",
+        id="padding-moved",
+    ),
+    "the padding row's gradient zeroed, the row kept in the step (moments decay)": _mistake(
+        changed(
+            "        keep = rows != padding_idx % E.shape[0]\n"
+            "        rows, values = rows[keep], values[keep]\n",
+            "        values[rows == padding_idx % E.shape[0]] = 0\n",
+        ),
+        PADDING,
+        "the padding row's moments changed",
+        id="padding-moments-decayed",
+    ),
+    "exercise 2's trap (values[slot] += g) pasted into embedding_backward_rows": Mistake(
         {
-            "embedding_backward": """
+            "embedding_backward_rows": """
 import numpy as np
 
-def embedding_backward(ids, grad_out, V, padding_idx=None):
+def embedding_backward_rows(ids, grad_out):
     ids = np.asarray(ids).reshape(-1)
     g = np.asarray(grad_out).reshape(ids.size, -1)
-    dE = np.zeros((V, g.shape[1]), dtype=g.dtype)
-    dE[ids] += g
-    if padding_idx is not None:
-        dE[padding_idx] = 0
-    return dE
+    rows, slot = np.unique(ids, return_inverse=True)
+    values = np.zeros((rows.size, g.shape[1]), dtype=g.dtype)
+    values[slot] += g
+    return rows, values
 """
         },
-        fails={"test_backward", "test_train_step_update", "test_train_step_repeated"},
+        fails={"test_backward_rows", *ARRAYS},
         says="repeated ids overwrote each other",
         id="trap-overwrite",
+    ),
+    "rows not coalesced (one per position) in embedding_backward_rows": Mistake(
+        {
+            "embedding_backward_rows": """
+import numpy as np
+
+def embedding_backward_rows(ids, grad_out):
+    ids = np.asarray(ids).reshape(-1)
+    return ids, np.asarray(grad_out).reshape(ids.size, -1)
+"""
+        },
+        # sparse_adam_step_ coalesces what it is handed, so the step is right: only the
+        # function's own cell sees it (and the padding row is still dropped by id)
+        fails={"test_backward_rows"},
+        says="rows lists an id more than once",
+        id="rows-not-coalesced",
     ),
     "exercise 3's trap (one update per occurrence) pasted into sparse_adam_step_": Mistake(
         {
@@ -213,8 +277,8 @@ def sparse_adam_step_(E, m, v, ids, grad_out, t, lr=1e-3, betas=(0.9, 0.999), ep
         E[i] -= alpha * m[i] / (np.sqrt(v[i]) + eps)
 """
         },
-        # train_step_ hands it distinct rows (embedding_backward summed them first): only the
-        # function's own test cell sees the trap
+        # train_step_ hands it distinct rows (embedding_backward_rows summed them first): only
+        # the function's own test cell sees the trap
         fails={"test_adam"},
         says="one Adam update per occurrence",
         id="per-occurrence",
@@ -226,6 +290,8 @@ import numpy as np
 
 def sparse_adam_step_(E, m, v, ids, grad_out, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
     flat = np.ravel(ids)
+    if flat.size == 0:
+        return None
     rows, slot = np.unique(flat, return_inverse=True)
     g = np.zeros((rows.size, E.shape[1]), dtype=E.dtype)
     np.add.at(g, slot.ravel(), np.reshape(grad_out, (flat.size, E.shape[1])))
@@ -235,8 +301,8 @@ def sparse_adam_step_(E, m, v, ids, grad_out, t, lr=1e-3, betas=(0.9, 0.999), ep
     E[rows] -= lr / (1 - b1 ** t) * m[rows] / (np.sqrt(v[rows]) + eps)
 """
         },
-        # the step size is wrong whatever train_step_ hands it: the two update cells too
-        fails={"test_adam", "test_train_step_update", "test_train_step_repeated"},
+        # the step size is wrong whatever train_step_ hands it: the step's update cells too
+        fails={"test_adam", *ARRAYS},
         says="only m was bias-corrected",
         id="only-m-corrected",
     ),

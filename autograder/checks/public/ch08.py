@@ -2,14 +2,16 @@
 
 Exercises 1 to 3's functions get compact judges of their own here (a released notebook holds one
 chapter's public module only), naming their key mistakes; ``train_step_`` gets two: the loss it
-returns, and the E, m and v it leaves (``output=("args", (0, 1, 2))``).
+returns, and the E, m and v it leaves (``output=("args", (0, 1, 2))``), with or without a padding
+row (``padding_idx``, as nn.Embedding's: that row and its moments never change).
 
 Every mistake is modelled from the case and the expected values, never by running the rule: the
 summed gradient of a touched row (g_hat) is read back from the expected first moment,
 g_hat = (m1 - b1 * m0) / (1 - b1), and the expected step is D = E0 - E1, so a mistake in t or lr
 scales D and a mistake in the gradient changes m1 and v1 by what it does to g_hat. The
-per-position gradients G = dL/dH (``meta["G"]``, what the given model_grads returns) and the loss
-after the update (``meta["loss_after"]``) come with the case where a model needs them.
+per-position gradients G = dL/dH (``meta["G"]``, what the given model_grads returns), the sum of
+the padding positions' rows of G (``meta["g_pad"]``) and the loss after the update
+(``meta["loss_after"]``) come with the case where a model needs them.
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ import dataclasses
 
 import numpy as np
 
-from ..compare import close, differing_rows, fmt, shown
+from ..compare import close, differing_rows, expected, fmt, shown
 from ..judges import (
     RETURNED_NONE,
+    WRONG_DTYPE,
     Mistake,
     array_judge,
     common_problems,
@@ -29,7 +32,12 @@ from ..judges import (
 )
 from ..visible import make_expect
 
-FWD, BWD, ADAM, STEP = "embedding_forward", "embedding_backward", "sparse_adam_step_", "train_step_"
+FWD, ROWS, ADAM, STEP = (
+    "embedding_forward",
+    "embedding_backward_rows",
+    "sparse_adam_step_",
+    "train_step_",
+)
 GRADED = ("E", "m", "v")
 B1, B2, EPS, LR = 0.9, 0.999, 1e-8, 1e-3  # sparse_adam_step_'s defaults
 
@@ -60,31 +68,25 @@ def _flat(ids):
     return np.asarray(ids).reshape(-1).astype(np.int64)
 
 
-def _overwrite(case, want):
-    """dE[ids] += g: each repeated row keeps one gradient (the last) instead of the sum."""
+def _rows_models(case, w_rows, w_vals):
+    """values as the classic mistakes give them, from the expected rows and values: one
+    occurrence of a repeated id kept (``values[slot] += g``), or the rows averaged."""
     ids, g = _flat(case.args[0]), np.asarray(case.args[1])
     if ids.size == np.unique(ids).size:
-        return None
+        return {}
     g = g.reshape(ids.size, g.shape[-1])
-    out = want.copy()
-    for i in np.unique(ids):
-        out[i] = g[ids == i][-1]
-    return out
-
-
-def _averaged(case, want):
-    ids = _flat(case.args[0])
-    if ids.size == np.unique(ids).size:
-        return None
-    counts = np.bincount(ids, minlength=want.shape[0])[:, None]
-    return (want / np.maximum(counts, 1)).astype(want.dtype)
+    slot = np.searchsorted(w_rows, ids)
+    counts = np.bincount(slot, minlength=w_rows.size)[:, None]
+    last = np.zeros(w_vals.shape)
+    last[slot] = g
+    return {OVERWRITE: last, AVERAGED: w_vals / np.maximum(counts, 1)}
 
 
 TRAP = (
     "repeated ids overwrote each other instead of accumulating: an id that occurs k times must "
-    "receive the sum of its k gradients, but dE[ids] += g (or dE[ids] = g) keeps only one of them, "
-    "because numpy reads all rows first and writes each repeated row once. Accumulate with a loop "
-    "over positions, np.add.at, or np.bincount"
+    "receive the sum of its k gradients, but values[slot] += g (or dE[ids] += g) keeps only one of "
+    "them, because numpy reads all rows first and writes each repeated row once. Accumulate with "
+    "a loop over positions, np.add.at, or np.bincount"
 )
 
 FLATTENED = Mistake(
@@ -93,15 +95,68 @@ FLATTENED = Mistake(
     "(d,); keep ids' shape (no reshape(-1) or ravel) or reshape the result back",
     _flattened,
 )
-OVERWRITE = Mistake("trap-overwrite", TRAP, _overwrite)
+OVERWRITE = Mistake("trap-overwrite", TRAP)
 AVERAGED = Mistake(
     "averaged",
     "repeated ids were averaged instead of summed: an id that occurs k times gets the "
     "sum of its k gradients, not their mean",
-    _averaged,
 )
+NOT_COALESCED = Mistake(
+    "rows-not-coalesced",
+    "rows lists an id more than once: the gradient is not coalesced (each id that occurs appears "
+    "once in rows, with the sum of all its gradients in values)",
+)
+UNSORTED = Mistake("rows-unsorted", "rows are the right ids but not sorted ascending")
 forward_judge = array_judge(FWD, mistakes=[FLATTENED])
-backward_judge = array_judge(BWD, mistakes=[OVERWRITE, AVERAGED])
+
+
+def _rows_mismatch(case, rows, w_rows):
+    if rows.size > w_rows.size and np.array_equal(np.unique(rows), w_rows):
+        return NOT_COALESCED.on(case)
+    if rows.size == w_rows.size and np.array_equal(np.sort(rows), w_rows):
+        return UNSORTED.said(
+            f"rows must be sorted ascending for {case.label}: got {fmt(rows)}"
+            f"{expected(case, fmt(w_rows), ', expected ')} (np.unique returns sorted ids)."
+        )
+    return (
+        f"rows should be the distinct ids that occur, sorted, for {case.label}"
+        f"{expected(case, fmt(w_rows), ' (')}{')' if shown(case) else ''}; got {fmt(rows)}."
+    )
+
+
+def rows_judge(case, got, want):
+    """(rows, values) of embedding_backward_rows: exercise 2's Part B, compactly."""
+    problem = common_problems(case, got, want, ROWS)
+    if problem or want.error_type is not None:
+        return problem
+    if not got.is_tuple or len(got.values) != 2:
+        return (
+            f"{ROWS} should return a tuple (rows, values) for {case.label}, "
+            f"got {', '.join(got.types) or 'nothing'}."
+        )
+    (rows, vals), (w_rows, w_vals) = got.values, want.values
+    if rows.ndim != 1 or (rows.size and rows.dtype.kind not in "iu"):
+        return f"rows should be a 1-D array of integer ids for {case.label}; got {rows.dtype} {rows.shape}."
+    if not np.array_equal(rows, w_rows):
+        return _rows_mismatch(case, rows, w_rows)
+    if vals.shape != w_vals.shape:
+        return f"values should have shape (len(rows), d) = {w_vals.shape} for {case.label}; got {vals.shape}."
+    if not close(vals, w_vals, w_vals.dtype):
+        for mistake, alt in _rows_models(case, w_rows, w_vals).items():
+            if close(vals, alt, w_vals.dtype):
+                return mistake.on(case)
+        bad = differing_rows(vals, w_vals, w_vals.dtype)
+        k = bad[0] if bad else 0
+        return (
+            f"values are wrong for {case.label} at rows {bad} of values: values[{k}] (id "
+            f"{rows[k]}) is {fmt(vals[k])}{expected(case, fmt(w_vals[k]), ', expected ')}."
+        )
+    if vals.dtype != w_vals.dtype:
+        return WRONG_DTYPE.said(
+            f"{ROWS} returned values of dtype {vals.dtype} for {case.label}; expected "
+            f"{w_vals.dtype} (grad_out's dtype: np.zeros is float64 unless given dtype=)."
+        )
+    return None
 
 
 # ------------------------------------------------------------------------------------------
@@ -110,6 +165,9 @@ backward_judge = array_judge(BWD, mistakes=[OVERWRITE, AVERAGED])
 class _Step:
     """E, m, v before (the case) and after (the expected values) a lazy Adam step, float64;
     ``flat`` and ``g``: the ids and the per-position gradients, when known."""
+
+    pad = None  # the padding row (a training step's), or None
+    g_pad = None  # the sum of the padding positions' rows of G, when known
 
     def __init__(self, before, after, flat, g, t, lr):
         self.E0, self.m0, self.v0 = (np.array(a, dtype=np.float64) for a in before)
@@ -156,6 +214,26 @@ class _Step:
             v[i] += (B2**k - B2) * self.v0[i] + (1 - B2) * (
                 (B2**later * gs * gs).sum(0) - self.g_hat[i] ** 2
             )
+        return [None, m, v]
+
+    def padding_trained(self):
+        """[None, m, v] when the padding row takes its Adam step like any other row."""
+        if self.pad is None or self.g_pad is None:
+            return None
+        p, g = self.pad, self.g_pad
+        m, v = self.m1.copy(), self.v1.copy()
+        m[p] = B1 * self.m0[p] + (1 - B1) * g
+        v[p] = B2 * self.v0[p] + (1 - B2) * g * g
+        return [None, m, v]
+
+    def padding_zeroed(self):
+        """[None, m, v] when the padding row stays in the step with a zero gradient: its
+        moments decay (and the row moves by what is left of m)."""
+        p = self.pad
+        if p is None or not (self.m0[p].any() or self.v0[p].any()):
+            return None
+        m, v = self.m1.copy(), self.v1.copy()
+        m[p], v[p] = B1 * self.m0[p], B2 * self.v0[p]
         return [None, m, v]
 
     def dense(self):
@@ -207,6 +285,7 @@ def _arrays_judge(fname, ids_name, parts, mistakes, unchanged):
         if named:
             return named
         touched = set() if steps is None else set(steps.flat.tolist())
+        pad = None if steps is None else steps.pad
         for k in (1, 2, 0):  # m and v first: E's step is computed from them
             name, g, w = GRADED[k], got.values[k], want.values[k]
             if not np.all(np.isfinite(g.astype(np.float64))):
@@ -214,7 +293,9 @@ def _arrays_judge(fname, ids_name, parts, mistakes, unchanged):
             if not near(g, w, dtype):
                 rows = differing_rows(g, w, dtype, tol=_tol(dtype))
                 text = f"{fname} left wrong values in {name} for {case.label}: rows {rows} differ"
-                if rows and not touched.intersection(rows):
+                if pad in rows:
+                    text += f" (row {pad} is the padding row: it and its moments never change)"
+                elif rows and not touched.intersection(rows):
                     text += f" and none of them is in {ids_name} (rows it does not touch must not change)"
                 if shown(case) and rows:
                     text += f"; {name}[{rows[0]}] is {fmt(g[rows[0]])}, expected {fmt(w[rows[0]])}"
@@ -314,9 +395,24 @@ def adam_judge(case, got, want):
 # The training step
 # ------------------------------------------------------------------------------------------
 def _train_parts(case, want):
-    E, m, v, params, X, Y, t, lr = (*case.args, LR)[:8]
-    lr = case.kwargs.get("lr", lr)
-    return _Step([E, m, v], want, _flat(X), case.meta.get("G"), t, lr)
+    given = dict(
+        zip(["E", "m", "v", "params", "X", "Y", "t", "lr", "padding_idx"], case.args, strict=False)
+    )
+    given = {"lr": LR, "padding_idx": None, **given, **case.kwargs}
+    E, m, v, X, t, lr = (given[k] for k in ("E", "m", "v", "X", "t", "lr"))
+    padding_idx = given["padding_idx"]
+    flat, G = _flat(X), case.meta.get("G")
+    if padding_idx is None:
+        return _Step([E, m, v], want, flat, G, t, lr)
+    pad = int(padding_idx) % np.shape(E)[0]
+    keep = flat != pad  # the padding positions take no part in the step
+    if G is not None:
+        G = np.asarray(G).reshape(flat.size, -1)[keep]
+    s = _Step([E, m, v], want, flat[keep], G, t, lr)
+    s.pad = pad
+    if "g_pad" in case.meta:
+        s.g_pad = np.asarray(case.meta["g_pad"], dtype=np.float64)
+    return s
 
 
 def _known(s):
@@ -336,35 +432,52 @@ TRAIN_T_MINUS_ONE = (
     "number, 1 for the first step; hand it to sparse_adam_step_ as it is (at t = 1, t - 1 = 0 "
     "makes 1 - b1**t zero)"
 )
+PADDING_MOVED = Mistake(
+    "padding-moved",
+    "the padding row trained: nn.Embedding(padding_idx=p) gives row p no gradient and SparseAdam "
+    "never sees it, so that row of E, m and v must stay exactly as it was. Leave it out of the "
+    "rows you hand sparse_adam_step_ (and mind the edge cases of padding_idx: 0 is a valid "
+    "padding id, and a negative one counts from the end, row V + padding_idx)",
+    lambda s: s.padding_trained(),
+)
+PADDING_ZEROED = Mistake(
+    "padding-moments-decayed",
+    "the padding row's moments changed: it was handed to the Adam step with a zero gradient, and "
+    "Adam still decays m and v (and moves the row by what is left of m). SparseAdam never sees "
+    "the padding row: leave it out of the update altogether",
+    lambda s: s.padding_zeroed(),
+)
 TRAIN_MISTAKES = [
+    PADDING_MOVED,
+    PADDING_ZEROED,
     Mistake(
         "step-per-occurrence",
         "a repeated id got one Adam update per occurrence (sparse_adam_step_ called once per "
         "position of X): the fancy-indexing trap of chapter 3. Sum a row's gradients first "
-        "(embedding_backward does it) and give each touched row one update with the sum",
+        "(embedding_backward_rows does it) and give each touched row one update with the sum",
         lambda s: s.per_occurrence() if _known(s) else None,
     ),
     Mistake(
         "summed-rows-per-occurrence",
-        "a row that occurs k times in X got k times its gradient: the rows of the dense gradient "
-        "dE = embedding_backward(X, G, V) are already summed over X, and passing them once per "
-        "occurrence (sparse_adam_step_(..., X, dE[X], ...)) sums them again. Pass each touched "
-        "row once: rows = np.unique(X), then sparse_adam_step_(E, m, v, rows, dE[rows], t, lr)",
+        "a row that occurs k times in X got k times its gradient: the values of "
+        "embedding_backward_rows(X, G) are already summed over X, and handing them to the step "
+        "once per occurrence of the row (one per position of X) sums them again. Each touched "
+        "row goes to sparse_adam_step_ once, with its one summed gradient",
         _summed_per_occurrence,
     ),
     Mistake(
         "step-trap-overwrite",
         "repeated ids overwrote each other in the table's gradient: only one occurrence of a "
-        "repeated id reached it. `dE[X] += G` (in train_step_, or in your embedding_backward) "
-        "writes each repeated row once; a repeated id must receive the sum of all its rows of G "
-        "(np.add.at, as in exercise 2)",
+        "repeated id reached it. A fancy-indexed `+=` (values[slot] += G in train_step_ or in "
+        "your embedding_backward_rows, dE[X] += G) writes each repeated row once; a repeated id "
+        "must receive the sum of all its rows of G (np.add.at, as in exercise 2)",
         lambda s: s.moments_with(lambda i: s.g[s.flat == i][-1]) if _known(s) else None,
     ),
     Mistake(
         "step-dense",
         "rows that X does not touch changed: the update was applied to every row of the table "
-        "(with a zero gradient, Adam still decays their moments and moves them). Pass only the "
-        "rows that occur in X (np.unique(X)) and their gradients to sparse_adam_step_",
+        "(with a zero gradient, Adam still decays their moments and moves them). SparseAdam "
+        "updates only the rows the batch looked up: hand sparse_adam_step_ those rows alone",
         lambda s: s.dense(),
     ),
     Mistake(
@@ -396,6 +509,7 @@ TRAIN_MISTAKES = [
         lambda s: s.scaled(LR / s.lr) if s.lr != LR else None,
     ),
 ]
+T_MINUS_STEP = next(m for m in TRAIN_MISTAKES if m.name == "step-t-minus-one")
 STEP_NOT_IN_PLACE = Mistake(
     "step-not-in-place",
     f"the caller's E, m and v did not change: {STEP} must update them in place "
@@ -409,7 +523,7 @@ def _step_error(case, got):
     """train_step_ raising ZeroDivisionError at t = 1: t - 1 passed on to sparse_adam_step_."""
     t = (case.args + (None,) * 8)[6]
     if got.error_type == "ZeroDivisionError" and t == 1:
-        return TRAIN_MISTAKES[6].said(
+        return T_MINUS_STEP.said(
             f"{STEP} raised ZeroDivisionError for {case.label} (t = 1): {TRAIN_T_MINUS_ONE}. "
             f"The error was: {got.error}"
         )
@@ -456,8 +570,9 @@ def train_step_judge(case, got, want):
 
 
 # Every mistake this chapter recognises (judges.COMMON besides): ids unique within the chapter.
-MISTAKES = [FLATTENED, OVERWRITE, AVERAGED, *ADAM_MISTAKES, ADAM_NOT_IN_PLACE, *TRAIN_MISTAKES]
+MISTAKES = [FLATTENED, OVERWRITE, AVERAGED, NOT_COALESCED, UNSORTED, *ADAM_MISTAKES]
+MISTAKES += [ADAM_NOT_IN_PLACE, *TRAIN_MISTAKES]
 MISTAKES += [STEP_NOT_IN_PLACE, LOSS_AFTER]
 
-JUDGES = {FWD: forward_judge, BWD: backward_judge, ADAM: adam_judge, STEP: train_step_judge}
+JUDGES = {FWD: forward_judge, ROWS: rows_judge, ADAM: adam_judge, STEP: train_step_judge}
 expect = make_expect(JUDGES, MISTAKES)
