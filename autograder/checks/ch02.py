@@ -190,7 +190,9 @@ def backward_rows_empty():
             "an empty ids array of shape (0,)", np.array([], dtype=np.int64), np.zeros((0, 2))
         ),
         rows_case(
-            "empty ids of shape (2, 0), d = 3", np.zeros((2, 0), dtype=np.int64), np.zeros((2, 0, 3))
+            "empty ids of shape (2, 0), d = 3",
+            np.zeros((2, 0), dtype=np.int64),
+            np.zeros((2, 0, 3)),
         ),
         rows_case(
             "empty ids, float32 gradients (d = 4)",
