@@ -97,6 +97,63 @@ def adam_first_step():
     ]
 
 
+def _repeated_in_other_settings():
+    """Repeated ids in the settings of the other cells (a state from earlier steps, (B, T) and
+    3-D ids, V = 1, uint8 ids): those cells use distinct ids, so the repeats are tested here."""
+    rep, rep2, rep3 = _ids(60, 12, 333), _ids((4, 5), 40, 350), _ids((2, 3, 4), 30, 351)
+    u8, rep4 = _ids(9, 200, 353).astype(np.uint8), _ids(20, 25, 370)
+    return [
+        step(
+            "60 ids from V = 12 into a state from earlier steps, t = 20",
+            *state(12, 3, 336, fresh=(1,)),
+            rep,
+            _grads(rep, 3, 337),
+            20,
+            0.05,
+        ),
+        step(
+            "ids of shape (4, 5) drawn from V = 40",
+            *state(40, 3, 354),
+            rep2,
+            _grads(rep2, 3, 355),
+            3,
+            0.1,
+        ),
+        step(
+            "ids of shape (2, 3, 4) drawn from V = 30",
+            *state(30, 2, 356),
+            rep3,
+            _grads(rep3, 2, 357),
+            2,
+            0.2,
+        ),
+        step(
+            "a table with one row (V = 1), id 0 twice",
+            *state(1, 3, 362),
+            np.array([0, 0]),
+            _grads(np.zeros(2), 3, 363),
+            2,
+            0.5,
+        ),
+        step(
+            "9 uint8 ids drawn from V = 200 (one of them twice)",
+            *state(200, 2, 366),
+            u8,
+            _grads(u8, 2, 367),
+            3,
+            0.1,
+        ),
+        step(
+            "20 ids drawn from V = 25 into a state from earlier steps, t = 3",
+            *state(25, 6, 374),
+            rep4,
+            _grads(rep4, 6, 375),
+            3,
+            0.01,
+        ),
+    ]
+
+
 @check("test_adam_repeated", STEP, adam_judge)
 def adam_repeated():
     """sparse_adam_step_: a repeated id gets one update with the sum of its gradients"""
@@ -134,54 +191,7 @@ def adam_repeated():
         step(
             "ids of shape (16, 32) drawn from V = 6", *zeros3(6, 3), ids2, _grads(ids2, 3, 326), 1
         ),
-        step(
-            "60 ids from V = 12 into a state from earlier steps, t = 20",
-            *state(12, 3, 336, fresh=(1,)),
-            (rep := _ids(60, 12, 333)),
-            _grads(rep, 3, 337),
-            20,
-            0.05,
-        ),
-        step(
-            "ids of shape (4, 5) drawn from V = 40",
-            *state(40, 3, 354),
-            (rep2 := _ids((4, 5), 40, 350)),
-            _grads(rep2, 3, 355),
-            3,
-            0.1,
-        ),
-        step(
-            "ids of shape (2, 3, 4) drawn from V = 30",
-            *state(30, 2, 356),
-            (rep3 := _ids((2, 3, 4), 30, 351)),
-            _grads(rep3, 2, 357),
-            2,
-            0.2,
-        ),
-        step(
-            "a table with one row (V = 1), id 0 twice",
-            *state(1, 3, 362),
-            np.array([0, 0]),
-            _grads(np.zeros(2), 3, 363),
-            2,
-            0.5,
-        ),
-        step(
-            "9 uint8 ids drawn from V = 200",
-            *state(200, 2, 366),
-            (u8 := _ids(9, 200, 353).astype(np.uint8)),
-            _grads(u8, 2, 367),
-            3,
-            0.1,
-        ),
-        step(
-            "20 ids drawn from V = 25 into a state from earlier steps, t = 3",
-            *state(25, 6, 374),
-            (rep4 := _ids(20, 25, 370)),
-            _grads(rep4, 6, 375),
-            3,
-            0.01,
-        ),
+        *_repeated_in_other_settings(),
         step(
             "id 1 twice with gradients that cancel (its moments still decay)",
             *state(6, 2, 327),
