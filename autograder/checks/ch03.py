@@ -97,6 +97,63 @@ def adam_first_step():
     ]
 
 
+def _repeated_in_other_settings():
+    """Repeated ids in the settings of the other cells (a state from earlier steps, (B, T) and
+    3-D ids, V = 1, uint8 ids): those cells use distinct ids, so the repeats are tested here."""
+    rep, rep2, rep3 = _ids(60, 12, 333), _ids((4, 5), 40, 350), _ids((2, 3, 4), 30, 351)
+    u8, rep4 = _ids(9, 200, 353).astype(np.uint8), _ids(20, 25, 370)
+    return [
+        step(
+            "60 ids from V = 12 into a state from earlier steps, t = 20",
+            *state(12, 3, 336, fresh=(1,)),
+            rep,
+            _grads(rep, 3, 337),
+            20,
+            0.05,
+        ),
+        step(
+            "ids of shape (4, 5) drawn from V = 40",
+            *state(40, 3, 354),
+            rep2,
+            _grads(rep2, 3, 355),
+            3,
+            0.1,
+        ),
+        step(
+            "ids of shape (2, 3, 4) drawn from V = 30",
+            *state(30, 2, 356),
+            rep3,
+            _grads(rep3, 2, 357),
+            2,
+            0.2,
+        ),
+        step(
+            "a table with one row (V = 1), id 0 twice",
+            *state(1, 3, 362),
+            np.array([0, 0]),
+            _grads(np.zeros(2), 3, 363),
+            2,
+            0.5,
+        ),
+        step(
+            "9 uint8 ids drawn from V = 200 (one of them twice)",
+            *state(200, 2, 366),
+            u8,
+            _grads(u8, 2, 367),
+            3,
+            0.1,
+        ),
+        step(
+            "20 ids drawn from V = 25 into a state from earlier steps, t = 3",
+            *state(25, 6, 374),
+            rep4,
+            _grads(rep4, 6, 375),
+            3,
+            0.01,
+        ),
+    ]
+
+
 @check("test_adam_repeated", STEP, adam_judge)
 def adam_repeated():
     """sparse_adam_step_: a repeated id gets one update with the sum of its gradients"""
@@ -134,6 +191,7 @@ def adam_repeated():
         step(
             "ids of shape (16, 32) drawn from V = 6", *zeros3(6, 3), ids2, _grads(ids2, 3, 326), 1
         ),
+        *_repeated_in_other_settings(),
         step(
             "id 1 twice with gradients that cancel (its moments still decay)",
             *state(6, 2, 327),
@@ -150,7 +208,7 @@ def adam_lazy():
     """sparse_adam_step_: untouched rows of E, m and v stay exactly as they were (lazy Adam)"""
     ids = _distinct(8, 40, 330)
     new = np.array([0, 2, 5])
-    rep = _ids(60, 12, 333)
+    some = _distinct(8, 12, 333)  # distinct: repeated ids are test_adam_repeated's property
     return [
         step(
             "8 distinct ids into a (40, 4) state, t = 6",
@@ -169,10 +227,10 @@ def adam_lazy():
             0.1,
         ),
         step(
-            "60 ids from V = 12, t = 20",
+            "8 distinct ids from V = 12, t = 20",
             *state(12, 3, 336, fresh=(1,)),
-            rep,
-            _grads(rep, 3, 337),
+            some,
+            _grads(some, 3, 337),
             20,
             0.05,
         ),
@@ -228,10 +286,12 @@ def adam_bias_and_eps():
 @check("test_adam_shapes_and_edges", STEP, adam_judge)
 def adam_shapes_and_edges():
     """sparse_adam_step_: ids of any shape (2-D, 3-D, 0-d, empty), V = 1, narrow integer ids"""
-    ids2 = _ids((4, 5), 40, 350)
-    ids3 = _ids((2, 3, 4), 30, 351)
+    # Distinct ids: repeated ids are test_adam_repeated's property (the repeated versions of
+    # these cases are there), so the trap costs that cell only.
+    ids2 = _distinct((4, 5), 40, 350)
+    ids3 = _distinct((2, 3, 4), 30, 351)
     i32 = _distinct(5, 9, 352, np.int32)
-    u8 = _ids(9, 200, 353).astype(np.uint8)
+    u8 = _distinct(9, 200, 353, np.uint8)
     return [
         step("ids of shape (4, 5)", *state(40, 3, 354), ids2, _grads(ids2, 3, 355), 3, 0.1),
         step("ids of shape (2, 3, 4)", *state(30, 2, 356), ids3, _grads(ids3, 2, 357), 2, 0.2),
@@ -260,8 +320,8 @@ def adam_shapes_and_edges():
         step(
             "a table with one row (V = 1)",
             *state(1, 3, 362),
-            np.array([0, 0]),
-            _grads(np.zeros(2), 3, 363),
+            np.array([0]),
+            _grads(np.zeros(1), 3, 363),
             2,
             0.5,
         ),
@@ -273,8 +333,10 @@ def adam_shapes_and_edges():
 @check("test_adam_float32_and_inputs", STEP, adam_judge)
 def adam_float32_and_inputs():
     """sparse_adam_step_: float32 arrays stay float32, and ids and grad_out are not modified"""
-    ids = _ids(20, 25, 370)
-    i2 = _ids((3, 4), 12, 371)
+    # Distinct ids: repeated ids are test_adam_repeated's property (the float64 case with
+    # repeats is there).
+    ids = _distinct(20, 25, 370)
+    i2 = _distinct((3, 4), 12, 371)
     return [
         step(
             "a float32 table",

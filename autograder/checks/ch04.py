@@ -47,6 +47,15 @@ def _bags(sizes, V, seed, dtype=np.int64):
     return ids, _offsets(sizes, dtype)
 
 
+def _distinct_bags(sizes, V, seed, dtype=np.int64):
+    """ids and offsets for bags of the given sizes, no id used twice (needs sum(sizes) <= V):
+    for the cells about other properties than repeated ids, so that a repeated-id mistake
+    costs the cells that test repeats (mean and sum) and no other."""
+    n = int(np.sum(sizes))
+    ids = np.random.default_rng(seed).permutation(V)[:n].astype(dtype)
+    return ids, _offsets(sizes, dtype)
+
+
 def _random_sizes(B, seed, low=1, high=6, p_empty=0.0):
     rng = np.random.default_rng(seed)
     sizes = rng.integers(low, high + 1, size=B)
@@ -363,6 +372,13 @@ def backward_mean():
             6,
         ),
         bwd("a single bag of 6 ids", _bags([6], 9, 230)[0], np.array([0]), _grad(1, 4, 231), 9),
+        bwd(
+            "int32 ids and offsets, 10 bags from V = 30 (ids repeat across bags)",
+            (i32 := _bags(_random_sizes(10, 271, 1, 6), 30, 272))[0].astype(np.int32),
+            i32[1].astype(np.int32),
+            _grad(10, 4, 275),
+            30,
+        ),
     ]
 
 
@@ -403,9 +419,10 @@ def backward_sum():
 @check("test_bag_backward_empty_bags", "embedding_bag_backward", backward_judge)
 def backward_empty():
     """embedding_bag_backward: empty bags contribute nothing"""
-    ids_mid, offs_mid = _bags([2, 0, 3], 10, 251)
-    ids_run, offs_run = _bags([3, 0, 0, 0, 2, 2], 10, 252)
-    ids_many, offs_many = _bags(_random_sizes(40, 253, 1, 5, p_empty=0.3), 12, 254)
+    # Distinct ids (repeats are the mean and sum cells' property).
+    ids_mid, offs_mid = _distinct_bags([2, 0, 3], 10, 251)
+    ids_run, offs_run = _distinct_bags([3, 0, 0, 0, 2, 2], 10, 252)
+    ids_many, offs_many = _distinct_bags(_random_sizes(40, 253, 1, 5, p_empty=0.3), 120, 254)
     return [
         bwd(
             "bags of sizes [2, 0, 3] (an empty bag in the middle)",
@@ -423,25 +440,25 @@ def backward_empty():
         ),
         bwd(
             "bags of sizes [0, 0, 4] (empty bags first)",
-            _bags([4], 10, 256)[0],
+            _distinct_bags([4], 10, 256)[0],
             _offsets([0, 0, 4]),
             _grad(3, 2, 257),
             10,
         ),
         bwd(
             "bags of sizes [3, 2, 0] (an empty last bag)",
-            _bags([3, 2], 10, 258)[0],
+            _distinct_bags([3, 2], 10, 258)[0],
             _offsets([3, 2, 0]),
             _grad(3, 2, 259),
             10,
         ),
-        bwd("40 bags, about a third of them empty", ids_many, offs_many, _grad(40, 3, 260), 12),
+        bwd("40 bags, about a third of them empty", ids_many, offs_many, _grad(40, 3, 260), 120),
         bwd(
             '40 bags, about a third of them empty, mode="sum"',
             ids_many,
             offs_many,
             _grad(40, 3, 261),
-            12,
+            120,
             mode="sum",
         ),
         bwd(
@@ -457,19 +474,22 @@ def backward_empty():
 @check("test_bag_backward_dtype", "embedding_bag_backward", backward_judge)
 def backward_dtype():
     """embedding_bag_backward: the result keeps grad_out's dtype; inputs are not modified"""
-    ids, offs = _bags(_random_sizes(10, 271, 1, 6), 30, 272)
+    # Distinct ids, every row used once (V = N): repeats are the mean and sum cells' property.
+    sizes = _random_sizes(10, 271, 1, 6)
+    ids, offs = _distinct_bags(sizes, int(np.sum(sizes)), 272)
+    V = ids.shape[0]
     return [
-        bwd("float32 grad_out", ids, offs, _grad(10, 4, 270, np.float32), 30),
+        bwd("float32 grad_out", ids, offs, _grad(10, 4, 270, np.float32), V),
         bwd(
-            'float32 grad_out, mode="sum"', ids, offs, _grad(10, 4, 273, np.float32), 30, mode="sum"
+            'float32 grad_out, mode="sum"', ids, offs, _grad(10, 4, 273, np.float32), V, mode="sum"
         ),
-        bwd("float64 grad_out", ids, offs, _grad(10, 4, 274), 30),
+        bwd("float64 grad_out", ids, offs, _grad(10, 4, 274), V),
         bwd(
             "int32 ids and offsets",
             ids.astype(np.int32),
             offs.astype(np.int32),
             _grad(10, 4, 275),
-            30,
+            V,
         ),
     ]
 

@@ -7,11 +7,9 @@ list the test cells they must fail and a phrase the feedback must contain.
 from . import Mistake
 
 PART_A = {
-    "test_backward_shape",
     "test_backward_distinct",
     "test_backward_repeated",
-    "test_backward_batch_shapes",
-    "test_backward_edge_cases",
+    "test_backward_shapes_and_edges",
     "test_backward_padding",
     "test_backward_dtype",
 }
@@ -258,7 +256,7 @@ def embedding_backward(ids, grad_out, V, padding_idx=None):
     return out
 """
         },
-        fails={"test_backward_repeated", "test_backward_batch_shapes"},
+        fails={"test_backward_repeated", "test_backward_shapes_and_edges"},
         says="it works only for 1-D ids",
         id="only-1d-ids",
     ),
@@ -294,7 +292,7 @@ def embedding_backward(ids, grad_out, V, padding_idx=None):
     return out
 """
         },
-        fails={"test_backward_edge_cases"},
+        fails={"test_backward_shapes_and_edges"},
         says="cannot work out the -1",
         id="reshape-empty",
     ),
@@ -376,6 +374,22 @@ def embedding_backward_rows(ids, grad_out):
         fails={"test_backward_rows"},
         says="repeated ids overwrote each other",
         id="rows-trap-overwrite",
+    ),
+    "rows: reshape(N, -1) breaks on empty ids": Mistake(
+        {
+            "embedding_backward_rows": """
+def embedding_backward_rows(ids, grad_out):
+    flat = np.asarray(ids).reshape(-1)
+    g = grad_out.reshape(flat.size, -1)
+    rows, slot = np.unique(flat, return_inverse=True)
+    values = np.zeros((rows.size, g.shape[1]), dtype=grad_out.dtype)
+    np.add.at(values, slot.ravel(), g)
+    return rows, values
+"""
+        },
+        fails={"test_backward_rows_empty"},
+        says="cannot work out the -1",
+        id="reshape-empty",
     ),
 }
 

@@ -326,7 +326,8 @@ def embedding_bag_backward(ids, offsets, grad_out, V, mode="mean"):
     return G
 """
         },
-        fails=ALL_BACKWARD - {"test_bag_backward_shape"},
+        # the cells about empty bags and dtypes use distinct ids: the trap costs mean and sum only
+        fails={"test_bag_backward_mean", "test_bag_backward_sum"},
         says="kept only one contribution for a repeated id",
         id="grad-overwritten",
     ),

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..compare import close, differing_rows, expected, fmt, shown
-from ..judges import WRONG_DTYPE, Mistake, array_judge, common_problems, shape_judge
+from ..judges import WRONG_DTYPE, Mistake, array_judge, common_problems
 from ..visible import make_expect
 
 BWD = "embedding_backward"
@@ -244,13 +244,6 @@ def backward_judge(case, got, want):
     return None
 
 
-_bwd_shape = shape_judge(BWD, BWD_MISTAKES, match_values=True, expected="(V, d) = ")
-
-
-def shape_only_judge(case, got, want):
-    return _error_hint(case, got, want, BWD) or _bwd_shape(case, got, want)
-
-
 def _rows_models(case, w_rows, w_vals):
     """values as the classic mistakes give them (averaged, overwritten), from the expected
     rows and values."""
@@ -319,5 +312,5 @@ def rows_judge(case, got, want):
     return None
 
 
-JUDGES = {BWD: backward_judge, f"{BWD}:shape": shape_only_judge, ROWS: rows_judge}
+JUDGES = {BWD: backward_judge, ROWS: rows_judge}
 expect = make_expect(JUDGES, MISTAKES)

@@ -437,11 +437,26 @@ def with_drift_hint(judge):
             rows = differing_rows(got.value, w, w.dtype)
             return FLOAT32_DRIFT.said(
                 f"{MEAN}'s means are within 1% but not within {w.dtype} accuracy for {case.label} "
-                f"(bags {rows}): {FLOAT32_DRIFT.message}."
+                f"({_bags_named(case, rows)}): {FLOAT32_DRIFT.message}."
             )
         return msg
 
     return wrapped
+
+
+def _bags_named(case, rows, most=3):
+    """Bags by their size and the longest bag before them ("the 3-id bag after the 20,000-id
+    bag, bag 1"), from meta["sizes"] (the bag numbers alone without it)."""
+    sizes = _sizes(case)
+    if sizes is None:
+        return f"bags {rows}"
+    names = []
+    for b in rows[:most]:
+        longest = int(sizes[:b].max()) if b else 0
+        after = f" after the {longest:,}-id bag" if longest > sizes[b] else ""
+        names.append(f"the {int(sizes[b]):,}-id bag{after}, bag {b}")
+    more = len(rows) - most
+    return "; ".join(names) + (f"; and {more} more bag{'s' * (more > 1)}" if more > 0 else "")
 
 
 DRIFT = (1e-2, 1e-2)  # "within 1%": far from every modelled mistake, far above float32 rounding
