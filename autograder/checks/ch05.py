@@ -109,7 +109,7 @@ def _untied_cases(which):
     if which == "loss":
         shown.append(
             untied_case(
-                "the visible example times 40 (logits up to 3200)",
+                "the visible example times 40 (logits up to 1600)",
                 40.0 * WORKED,
                 40.0 * WORKED_OUT,
                 [0, 2, 0],

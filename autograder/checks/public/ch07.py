@@ -99,7 +99,7 @@ RANK_OFF_BY_ONE = Mistake(
 NOT_CENTERED = Mistake(
     "not-centered",
     "fitted the SVD to M_train itself: subtract M_train's mean first and add it back to the "
-    "prediction. Uncentered, the first direction is spent on the mean (about 3.5 everywhere) "
+    "prediction. Uncentered, the first direction is spent on the mean (the ratings' common level) "
     "instead of on the users' and items' structure",
     _wrong("uncentered"),
 )
