@@ -214,9 +214,9 @@ def held_case(label, split, d, shown=False):
     return Case(label, (M_train, M_val, d), meta={"arg_names": HELD_NAMES, "shown": shown, **meta})
 
 
-def best_case(label, split, max_d, shown=False):
+def best_case(label, split, max_d, shown=False, tie=False):
     M_train, M_val = split
-    meta = {"curve": _curve(M_train, M_val, max_d), "shown": shown}
+    meta = {"curve": _curve(M_train, M_val, max_d), "shown": shown, "tie": tie}
     return Case(label, (M_train, M_val, max_d), meta={"arg_names": BEST_NAMES, **meta})
 
 
@@ -318,10 +318,18 @@ def _best_cases(which):
         best_case("a 60 x 40 matrix of rank 4, max_d = 3", _split(60, 40, 4, 40), 3),
         best_case(f"{name}, max_d = 0", example, 0),
         best_case(
-            "a constant 4 x 3 M_train of 3.5 (every d ties), max_d = 3", _flat(4, 3, 3.5, 3), 3,
+            "a constant 4 x 3 M_train of 3.5 (every d ties), max_d = 3",
+            _flat(4, 3, 3.5, 3),
+            3,
             shown=True,
+            tie=True,
         ),
-        best_case("a constant 8 x 8 M_train of 2 (every d ties), max_d = 8", _flat(8, 8, 2.0, 4), 8),
+        best_case(
+            "a constant 8 x 8 M_train of 2 (every d ties), max_d = 8",
+            _flat(8, 8, 2.0, 4),
+            8,
+            tie=True,
+        ),
     ]
 
 

@@ -420,7 +420,7 @@ def best_dim(M_train, M_val, max_d):
             "test_best_dim_rank",
             "test_best_dim_edges",
         },
-        says="make Part C's tests pass first",
+        says="measured the error on the training split",
         id="train-split",
     ),
     "argmax": Mistake(

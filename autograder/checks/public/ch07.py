@@ -105,8 +105,8 @@ NOT_CENTERED = Mistake(
 )
 # At d = 0 no direction is kept: the uncentered model is the zero matrix.
 NOT_CENTERED_AT_0 = (
-    "predicted 0 everywhere at d = 0: a rank-0 model fitted to M_train itself (no mean taken out) "
-    "keeps no direction and is the zero matrix. The model is M_train's mean plus its first d "
+    "fitted the SVD to M_train itself (no mean taken out), and so predicted 0 everywhere at "
+    "d = 0: a rank-0 fit keeps no direction and is the zero matrix. The model is M_train's mean plus its first d "
     "directions, so at d = 0 it predicts the mean everywhere: subtract the mean before the SVD "
     "and add it back to the prediction"
 )
@@ -182,8 +182,8 @@ CHOSE_BY_TRAIN = Mistake(
     "chose-by-train-error",
     "returned max_d, the largest d allowed: that is what the training error picks (it only "
     "falls). Choose by the held-out error, which falls while d adds signal and rises once it "
-    "adds noise. If best_dim calls your heldout_error, make Part C's tests pass first: a "
-    "heldout_error that scores on M_train makes a correct search pick max_d too",
+    "adds noise. If best_dim calls your heldout_error, make Part C's tests pass first: one "
+    "that measured the error on the training split makes a correct search pick max_d too",
     lambda case, want: _max_d(case),
 )
 MAX_D_EXCLUDED = Mistake(
