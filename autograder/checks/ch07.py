@@ -194,15 +194,29 @@ def _curve(M_train, M_val, upto):
     return [held(M_train, M_val, d) for d in range(min(upto, min(M_train.shape)) + 1)]
 
 
+def _noisier_val(split, factor, shift, seed):
+    """The split with M_val observed with ``factor`` times the noise and ``shift`` added: the two
+    splits' means differ, so only M_train's mean is the model's (M_val's would peek at it)."""
+    M_train, M_val = split
+    extra = np.sqrt(factor**2 - 1.0) * np.random.default_rng(seed).standard_normal(M_val.shape)
+    return M_train, M_val + extra + shift
+
+
+def _flat(n, m, value, seed):
+    """A constant M_train (every d fits it exactly: a tie at every d) and a noisy M_val."""
+    M_train = np.full((n, m), value)
+    return M_train, M_train + np.random.default_rng(seed).standard_normal((n, m))
+
+
 def held_case(label, split, d, shown=False):
     M_train, M_val = split
     meta = {"curve": _curve(M_train, M_val, d + 1), "wrong": _held_wrong(M_train, M_val, d)}
     return Case(label, (M_train, M_val, d), meta={"arg_names": HELD_NAMES, "shown": shown, **meta})
 
 
-def best_case(label, split, max_d, shown=False):
+def best_case(label, split, max_d, shown=False, tie=False):
     M_train, M_val = split
-    meta = {"curve": _curve(M_train, M_val, max_d), "shown": shown}
+    meta = {"curve": _curve(M_train, M_val, max_d), "shown": shown, "tie": tie}
     return Case(label, (M_train, M_val, max_d), meta={"arg_names": BEST_NAMES, **meta})
 
 
@@ -232,6 +246,11 @@ def _held_cases(which):
             held_case("ratings around -20, d = 2", _split(40, 25, 2, 20, offset=-20.0), 2),
             held_case("ratings around 50, d = 4", _split(25, 40, 4, 21, offset=50.0), 4),
             held_case("ratings around 3.5, d = 1", _split(60, 30, 3, 22), 1),
+            held_case(
+                "M_val three times as noisy as M_train and 0.8 higher on average, d = 3",
+                _noisier_val(_split(40, 30, 3, 23), 3.0, 0.8, 24),
+                3,
+            ),
         ]
     return [
         held_case("d = 0", example, 0, shown=True),
@@ -298,6 +317,19 @@ def _best_cases(which):
         best_case("noise alone, a 50 x 40 matrix, max_d = 8", _split(50, 40, 0, 50), 8),
         best_case("a 60 x 40 matrix of rank 4, max_d = 3", _split(60, 40, 4, 40), 3),
         best_case(f"{name}, max_d = 0", example, 0),
+        best_case(
+            "a constant 4 x 3 M_train of 3.5 (every d ties), max_d = 3",
+            _flat(4, 3, 3.5, 3),
+            3,
+            shown=True,
+            tie=True,
+        ),
+        best_case(
+            "a constant 8 x 8 M_train of 2 (every d ties), max_d = 8",
+            _flat(8, 8, 2.0, 4),
+            8,
+            tie=True,
+        ),
     ]
 
 
@@ -311,5 +343,5 @@ best_dim_edges = check(
     "test_best_dim_edges",
     "best_dim",
     best_judge,
-    "best_dim: d = 0 for noise alone, and max_d itself is a candidate",
+    "best_dim: d = 0 for noise alone, max_d itself is a candidate, and a tie goes to the smallest d",
 )(lambda: list(_best_cases("edges")))

@@ -7,7 +7,9 @@ only one function gets the reference for the other.
 
 from . import Mistake
 
-ALL_TIED = {"test_tied_values", "test_tied_repeated", "test_tied_large_logits", "test_tied_types"}
+# test_tied_types grades the form alone: a mistake in the values keeps its point.
+ALL_TIED = {"test_tied_values", "test_tied_repeated", "test_tied_large_logits"}
+UNTIED_GRADS = {"test_untied_dE_in", "test_untied_dW_out"}
 
 ALTERNATIVES = {
     # Everything in the table's own dtype (float32 stays float32), max subtraction, np.add.at,
@@ -266,6 +268,93 @@ def tied_bigram_loss_grad(E, x, y):
         says="underflowed",
         id="log-underflow",
     ),
+    "the output path counted twice": Mistake(
+        {
+            "tied_bigram_loss_grad": """
+def tied_bigram_loss_grad(E, x, y):
+    loss, dE_in, dW_out = untied_bigram_loss_grad(E, E, x, y)
+    return loss, dE_in + 2 * dW_out   # E as output layer counted twice
+"""
+        },
+        fails=ALL_TIED,
+        says="output path twice",
+        id="output-path-doubled",
+    ),
+    # Part A alone; the reference tied function calls it (as the notebook suggests), so the
+    # mistake carries over into Part B's value cells, as the Part B cell says: 2 of 10 points
+    # (the untied loss and tied types cells), where one test_untied cell gave 0 of 10.
+    "gradients not divided by N (untied)": Mistake(
+        {
+            "untied_bigram_loss_grad": """
+import numpy as np
+
+def untied_bigram_loss_grad(E_in, W_out, x, y):
+    N = len(x)
+    H = E_in[x]
+    Z = H @ W_out.T
+    Z = Z - Z.max(axis=1, keepdims=True)
+    lse = np.log(np.exp(Z).sum(axis=1))
+    loss = float(np.mean(lse - Z[np.arange(N), y]))
+    D = np.exp(Z - lse[:, None])
+    D[np.arange(N), y] -= 1          # no / N: the loss is a mean, its gradient is not
+    dE_in = np.zeros_like(E_in)
+    np.add.at(dE_in, x, D @ W_out)
+    return loss, dE_in, D.T @ H
+""",
+        },
+        fails=UNTIED_GRADS | ALL_TIED,
+        says="not averaged over N",
+        id="untied-grad-not-averaged",
+    ),
+    "log of an underflowed softmax (untied)": Mistake(
+        {
+            "untied_bigram_loss_grad": """
+import numpy as np
+
+def untied_bigram_loss_grad(E_in, W_out, x, y):
+    N = len(x)
+    H = E_in[x]
+    Z = H @ W_out.T
+    P = np.exp(Z - Z.max(axis=1, keepdims=True))
+    P /= P.sum(axis=1, keepdims=True)
+    loss = float(-np.mean(np.log(P[np.arange(N), y])))   # log(0) for large logits
+    D = P.copy()
+    D[np.arange(N), y] -= 1
+    D /= N
+    dE_in = np.zeros_like(E_in)
+    np.add.at(dE_in, x, D @ W_out)
+    return loss, dE_in, D.T @ H
+""",
+        },
+        fails={"test_untied_loss", "test_tied_large_logits"},  # carried over, as above
+        says="underflowed",
+        id="log-underflow",
+    ),
+    "float64 gradients for float32 tables (untied)": Mistake(
+        {
+            "untied_bigram_loss_grad": """
+import numpy as np
+
+def untied_bigram_loss_grad(E_in, W_out, x, y):
+    N = len(x)
+    H = E_in[x].astype(np.float64)
+    W = W_out.astype(np.float64)
+    Z = H @ W.T
+    Z = Z - Z.max(axis=1, keepdims=True)
+    lse = np.log(np.exp(Z).sum(axis=1))
+    loss = float(np.mean(lse - Z[np.arange(N), y]))
+    D = np.exp(Z - lse[:, None])
+    D[np.arange(N), y] -= 1
+    D /= N
+    dE_in = np.zeros(E_in.shape)
+    np.add.at(dE_in, x, D @ W)
+    return loss, dE_in, D.T @ H      # float64, whatever the tables' dtype
+""",
+        },
+        fails=UNTIED_GRADS | {"test_tied_types"},  # carried over, as above
+        says="expected float32",
+        id="wrong-dtype",
+    ),
     "dE_in and dW_out swapped (untied)": Mistake(
         {
             "untied_bigram_loss_grad": """
@@ -286,7 +375,7 @@ def untied_bigram_loss_grad(E_in, W_out, x, y):
     return loss, D.T @ H, dE_in
 """,
         },
-        fails={"test_untied"},
+        fails=UNTIED_GRADS,
         says="in each other's places",
         id="grads-swapped",
     ),
@@ -307,7 +396,7 @@ def tied_bigram_loss_grad(E, x, y):
     return loss, dE
 """
         },
-        fails={"test_tied_repeated", "test_tied_types"},
+        fails={"test_tied_repeated"},
         says="overwritten",
         id="trap-overwrite",
     ),
@@ -336,7 +425,7 @@ def tied_bigram_loss_grad(E, x, y):
     return loss, dE_in + dW_out
 """,
         },
-        fails={"test_untied", "test_tied_repeated", "test_tied_types"},
+        fails={"test_untied_dE_in", "test_tied_repeated"},
         says="overwritten",
         id="untied-trap-overwrite",
     ),

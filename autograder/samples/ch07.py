@@ -393,6 +393,36 @@ def best_dim(M_train, M_val, max_d):
         says="is one off the best d",
         id="index-not-dim",
     ),
+    "a tie goes to the last minimum": Mistake(
+        {
+            "best_dim": """
+def best_dim(M_train, M_val, max_d):
+    best, best_err = 0, float("inf")
+    for d in range(max_d + 1):
+        err = heldout_error(M_train, M_val, d)
+        if err <= best_err:          # <=: a later d with the same error replaces the earlier
+            best, best_err = d, err
+    return best
+"""
+        },
+        fails={"test_best_dim_edges"},
+        says="on a tie the smallest d wins",
+        id="tie-not-smallest",
+    ),
+    # A correct search over a heldout_error scored on the training split: the mistake is in Part
+    # C, and the best_dim cells say so.
+    "a correct best_dim over a heldout_error on the training split": Mistake(
+        {"heldout_error": _held(score="np.mean((pred - M_train) ** 2)")},
+        fails={
+            "test_heldout_values",
+            "test_heldout_centering",
+            "test_heldout_edges",
+            "test_best_dim_rank",
+            "test_best_dim_edges",
+        },
+        says="measured the error on the training split",
+        id="train-split",
+    ),
     "argmax": Mistake(
         {"best_dim": _best("return int(np.argmax(errors(range(max_d + 1))))")},
         fails={"test_best_dim_rank", "test_best_dim_edges"},

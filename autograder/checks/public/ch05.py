@@ -64,6 +64,16 @@ def _output_only(case, want):
     return [want[0], np.asarray(want[1], dtype=np.float64) - input_path]
 
 
+def _output_doubled(case, want):
+    """dE with the output path counted twice (e.g. dW_out added twice, or the untied gradients
+    summed and the output path added again): the expected dE plus the output path."""
+    input_path = _rows_into_table(case, last_only=False)
+    if input_path is None:
+        return None
+    want_dE = np.asarray(want[1], dtype=np.float64)
+    return [want[0], 2.0 * want_dE - input_path]
+
+
 def _input_only(case, want):
     input_path = _rows_into_table(case, last_only=False)
     return None if input_path is None else [want[0], input_path]
@@ -122,6 +132,13 @@ TIED_MISTAKES = [
         "dE holds only the output path (Delta^T H, the table as output layer). The same table is "
         "also the input table: add the input path S^T (Delta E) for the rows that were looked up",
         _output_only,
+    ),
+    Mistake(
+        "output-path-doubled",
+        "dE holds the output path twice (2 Delta^T H plus the input path): the table is used once "
+        "as the output layer, so its output path counts once. The chain rule adds one term per "
+        "path: Delta^T H + S^T (Delta E)",
+        _output_doubled,
     ),
     Mistake(
         "input-path-only",
@@ -242,16 +259,18 @@ def _structure(case, got, want, fname, names) -> str | None:
     return None
 
 
-def _types(case, got, want, fname, names) -> str | None:
-    """The loss is a Python float and every table has the expected dtype."""
-    if got.types[0] != "float":
+def _types(case, got, want, fname, names, keep=None) -> str | None:
+    """The loss is a Python float and every table has the expected dtype (only the elements in
+    ``keep``, all by default)."""
+    keep = range(len(names)) if keep is None else keep
+    if 0 in keep and got.types[0] != "float":
         return LOSS_NOT_FLOAT.said(
             f"{fname} returned the loss as {got.types[0]} for {case.label}; return a Python "
             "float (wrap it: float(loss)). A numpy float64 is a float; a 0-d array, a numpy "
             "float32 or a tensor is not."
         )
-    for name, g, w in zip(names[1:], got.values[1:], want.values[1:], strict=True):
-        if g.dtype != w.dtype:
+    for i, (name, g, w) in enumerate(zip(names, got.values, want.values, strict=True)):
+        if i and i in keep and g.dtype != w.dtype:
             return WRONG_DTYPE.said(
                 f"{fname} returned {name} as {g.dtype} for {case.label}; expected {w.dtype}, "
                 "the table's dtype (cast the result back: .astype(E.dtype))."
@@ -284,9 +303,10 @@ def _unstable(case) -> tuple[bool, bool]:
     return over, under
 
 
-def _large_logit_message(case, got, names, fname, oks) -> str | None:
+def _large_logit_message(case, got, names, fname, oks, keep) -> str | None:
     """Name the numerical failures of large logits: a softmax without a shift (overflow), one
-    with a shift for the whole batch (a row's underflow), and the log of an underflow."""
+    with a shift for the whole batch (a row's underflow), and the log of an underflow (judged on
+    the loss alone, whatever the gradients are)."""
     if not case.meta.get("large"):
         return None
     finite = [_finite(v) for v in got.values]
@@ -302,18 +322,59 @@ def _large_logit_message(case, got, names, fname, oks) -> str | None:
         else:
             return None
         return mistake.said(f"{fname} returned NaN or inf for {case.label}: {mistake.message}.")
-    if not oks[0] and all(oks[1:]):
+    if 0 in keep and not oks[0] and (not finite[0] or all(oks[1:])):
         what = "inf or NaN" if not finite[0] else "wrong"
         return LOG_UNDERFLOW.said(
-            f"{fname}'s loss is {what} for {case.label} although the gradient is right: the "
-            "softmax probability of the target underflowed to 0 and its log was taken (log(p), or a "
+            f"{fname}'s loss is {what} for {case.label}, with finite gradients: the softmax "
+            "probability of the target underflowed to 0 and its log was taken (log(p), or a "
             "clipped log(p + eps)). Compute -log softmax(z)_y as logsumexp(z) - z_y instead."
         )
     return None
 
 
-def tuple_judge(fname: str, names: list[str], mistakes=(), check_types: bool = False):
-    """Judge a function returning (loss, table, ...): form, then (optionally) types, then values."""
+def _named_mistake(case, got, want, mistakes, tol, keep):
+    """The first mistake whose model agrees with the whole return; failing that (a cell that
+    grades one element), the first that agrees on the graded elements."""
+    for whole in (True, False):
+        for m in mistakes:
+            for alt in m.predictions(case, want.values):
+                ok = _agree(got.values, alt, tol)
+                if all(ok) if whole else all(ok[i] for i in keep):
+                    return m.on(case, end=".")
+    return None
+
+
+def _value_message(case, got, want, fname, names, oks, keep, tol) -> str:
+    bad = [names[i] for i in keep if not _finite(got.values[i])]
+    if bad:
+        return f"{fname} returned NaN or inf in {', '.join(bad)} for {case.label}; the expected values are finite."
+    if 0 in keep and not oks[0]:
+        right = (
+            " (the gradient is right: look at how the loss itself is computed)"
+            if all(oks[1:])
+            else ""
+        )
+        return (
+            f"{fname} returned the loss {float(got.values[0].reshape(())):.10g} for {case.label}; "
+            f"{expected(case, f'{float(want.values[0]):.10g}', 'expected ') or 'which is not right'}{right}."
+        )
+    for i in keep:
+        name, g, w = names[i], got.values[i], want.values[i]
+        if i and not oks[i]:
+            rows = differing_rows(g, w, tol=tol)
+            first = rows[0] if rows else 0
+            return (
+                f"{fname} returned a wrong {name} for {case.label} at rows {rows}: row {first} "
+                f"is {fmt(g[first])}{expected(case, fmt(w[first]), ', expected ')}."
+            )
+    return f"{fname} returned a wrong result for {case.label}."  # pragma: no cover
+
+
+def tuple_judge(fname: str, names: list[str], mistakes=(), check_types: bool = False, only=None):
+    """Judge a function returning (loss, table, ...): form, then (optionally) types, then values.
+    ``only`` (an index into ``names``) grades that element alone (its type and its values); the
+    others are still computed, to name a mistake that shows in the whole return."""
+    keep = list(range(len(names))) if only is None else [only]
 
     def judge(case: Case, got, want) -> str | None:
         problem = common_problems(case, got, want, fname)
@@ -324,42 +385,18 @@ def tuple_judge(fname: str, names: list[str], mistakes=(), check_types: bool = F
             return problem
         dtype = case.args[0].dtype
         if check_types:
-            problem = _types(case, got, want, fname, names)
+            problem = _types(case, got, want, fname, names, keep)
             if problem:
                 return problem
         tol = _tol(case, dtype)
         oks = _agree(got.values, want.values, tol)
-        if all(oks):
+        if all(oks[i] for i in keep):
             return None
-        for m in mistakes:
-            for alt in m.predictions(case, want.values):
-                if all(_agree(got.values, alt, tol)):
-                    return m.on(case, end=".")
-        message = _large_logit_message(case, got, names, fname, oks)
-        if message:
-            return message
-        bad = [name for name, g in zip(names, got.values, strict=True) if not _finite(g)]
-        if bad:
-            return f"{fname} returned NaN or inf in {', '.join(bad)} for {case.label}; the expected values are finite."
-        if not oks[0]:
-            right = (
-                " (the gradient is right: look at how the loss itself is computed)"
-                if all(oks[1:])
-                else ""
-            )
-            return (
-                f"{fname} returned the loss {float(got.values[0].reshape(())):.10g} for {case.label}; "
-                f"{expected(case, f'{float(want.values[0]):.10g}', 'expected ') or 'which is not right'}{right}."
-            )
-        for name, g, w, ok in zip(names[1:], got.values[1:], want.values[1:], oks[1:], strict=True):
-            if not ok:
-                rows = differing_rows(g, w, tol=tol)
-                first = rows[0] if rows else 0
-                return (
-                    f"{fname} returned a wrong {name} for {case.label} at rows {rows}: row {first} "
-                    f"is {fmt(g[first])}{expected(case, fmt(w[first]), ', expected ')}."
-                )
-        return None  # pragma: no cover - one of the above always applies
+        return (
+            _named_mistake(case, got, want, mistakes, tol, keep)
+            or _large_logit_message(case, got, names, fname, oks, keep)
+            or _value_message(case, got, want, fname, names, oks, keep, tol)
+        )
 
     return judge
 
@@ -379,8 +416,17 @@ def types_only_judge(case: Case, got, want) -> str | None:
     return problem or _types(case, got, want, TIED, TIED_NAMES)
 
 
-untied_judge = tuple_judge(UNTIED, UNTIED_NAMES, UNTIED_MISTAKES)
+# Part A's three test cells grade one element each (and its type): a mistake in one of them
+# costs that cell alone.
+untied_judges = {
+    name: tuple_judge(UNTIED, UNTIED_NAMES, UNTIED_MISTAKES, check_types=True, only=i)
+    for i, name in enumerate(UNTIED_NAMES)
+}
 tied_judge = tuple_judge(TIED, TIED_NAMES, TIED_MISTAKES)
 
-JUDGES = {UNTIED: untied_judge, TIED: tied_judge, f"{TIED}:types": types_only_judge}
+JUDGES = {
+    **{f"{UNTIED}:{name}": judge for name, judge in untied_judges.items()},
+    TIED: tied_judge,
+    f"{TIED}:types": types_only_judge,
+}
 expect = make_expect(JUDGES, MISTAKES)

@@ -99,9 +99,16 @@ RANK_OFF_BY_ONE = Mistake(
 NOT_CENTERED = Mistake(
     "not-centered",
     "fitted the SVD to M_train itself: subtract M_train's mean first and add it back to the "
-    "prediction. Uncentered, the first direction is spent on the mean (about 3.5 everywhere) "
+    "prediction. Uncentered, the first direction is spent on the mean (the ratings' common level) "
     "instead of on the users' and items' structure",
     _wrong("uncentered"),
+)
+# At d = 0 no direction is kept: the uncentered model is the zero matrix.
+NOT_CENTERED_AT_0 = (
+    "fitted the SVD to M_train itself (no mean taken out), and so predicted 0 everywhere at "
+    "d = 0: a rank-0 fit keeps no direction and is the zero matrix. The model is M_train's mean plus its first d "
+    "directions, so at d = 0 it predicts the mean everywhere: subtract the mean before the SVD "
+    "and add it back to the prediction"
 )
 MEAN_NOT_ADDED = Mistake(
     "mean-not-added-back",
@@ -144,6 +151,8 @@ def heldout_judge(case, got, want):
         for alt in m.predictions(case, w):
             alt = float(alt)
             if abs(g - alt) <= 1e-6 * abs(alt) + 1e-12 and abs(alt - w) > HELD_RTOL * abs(w):
+                if m is NOT_CENTERED and int(case.args[2]) == 0:
+                    return m.said(f"{HELD} {NOT_CENTERED_AT_0} (for {case.label}).")
                 return m.said(f"{HELD} {m.message} (for {case.label}).")
     return (
         f"{HELD} returned {g:.6g} for {case.label}{expected(case, f'{w:.6g}')}: the mean over the "
@@ -173,7 +182,8 @@ CHOSE_BY_TRAIN = Mistake(
     "chose-by-train-error",
     "returned max_d, the largest d allowed: that is what the training error picks (it only "
     "falls). Choose by the held-out error, which falls while d adds signal and rises once it "
-    "adds noise",
+    "adds noise. If best_dim calls your heldout_error, make Part C's tests pass first: one "
+    "that measured the error on the training split makes a correct search pick max_d too",
     lambda case, want: _max_d(case),
 )
 MAX_D_EXCLUDED = Mistake(
@@ -199,10 +209,28 @@ ARGMAX = Mistake(
 INDEX_NOT_DIM = Mistake(
     "index-not-dim",
     "is one off the best d: the position in a list of errors that does not start at d = 0 is "
-    "not the dimension (and check that heldout_error keeps exactly d directions)",
+    "not the dimension. If best_dim calls your heldout_error, make Part C's tests pass first: one "
+    "that keeps d + 1 or d - 1 directions, or is not centered (its first direction goes to the "
+    "mean), moves the smallest error one d away",
     (lambda case, want: want + 1, lambda case, want: want - 1),
 )
-BEST_MISTAKES = [CHOSE_BY_TRAIN, MAX_D_EXCLUDED, ZERO_EXCLUDED, ARGMAX, INDEX_NOT_DIM]
+def _last_minimum(case, want):
+    """The largest d whose held-out error equals the smallest (None without a tie)."""
+    curve = np.asarray(case.meta.get("curve", ())[: _max_d(case) + 1])
+    if curve.size != _max_d(case) + 1:
+        return None
+    ties = np.flatnonzero(curve == curve.min())
+    return int(ties[-1]) if ties.size > 1 else None
+
+
+TIE_LARGER = Mistake(
+    "tie-not-smallest",
+    "returned a larger d among several with the same smallest held-out error: on a tie the "
+    "smallest d wins (the simpler model). np.argmin returns the first minimum; a loop that "
+    "keeps a candidate when its error is <= the best so far keeps the last one (use <)",
+    _last_minimum,
+)
+BEST_MISTAKES = [TIE_LARGER, CHOSE_BY_TRAIN, MAX_D_EXCLUDED, ZERO_EXCLUDED, ARGMAX, INDEX_NOT_DIM]
 FLOAT_DIM = Mistake("float-dim", "a float where the dimension, an int, is due")
 
 
@@ -227,7 +255,11 @@ def best_judge(case, got, want):
         for alt in m.predictions(case, w):
             if alt is not None and alt != w and g == alt:
                 return m.said(f"{BEST} {m.message} (for {case.label}).")
-    return f"{BEST} returned {g} for {case.label}{expected(case, str(w), ', expected ')}: not the d with the smallest held-out error."
+    return (
+        f"{BEST} returned {g} for {case.label}{expected(case, str(w), ', expected ')}: not the d "
+        "with the smallest held-out error (if best_dim calls your heldout_error, make Part C's "
+        "tests pass first: its mistakes carry over)."
+    )
 
 
 MISTAKES += [*HELD_MISTAKES, NOT_A_NUMBER, *BEST_MISTAKES, FLOAT_DIM]
