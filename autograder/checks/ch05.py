@@ -102,9 +102,7 @@ def _untied_cases(which):
     """Part A's cases (built once per process: each computes its input-path rows): the same
     calls for its three cells, each of which grades one element of the return."""
     shown = [
-        untied_case(
-            "the visible example (x = [0, 2, 0])", WORKED, WORKED_OUT, [0, 2, 0], [1, 0, 2]
-        )
+        untied_case("the visible example (x = [0, 2, 0])", WORKED, WORKED_OUT, [0, 2, 0], [1, 0, 2])
     ]
     if which == "loss":
         shown.append(

@@ -214,6 +214,8 @@ INDEX_NOT_DIM = Mistake(
     "mean), moves the smallest error one d away",
     (lambda case, want: want + 1, lambda case, want: want - 1),
 )
+
+
 def _last_minimum(case, want):
     """The largest d whose held-out error equals the smallest (None without a tie)."""
     curve = np.asarray(case.meta.get("curve", ())[: _max_d(case) + 1])
