@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .compare import close, differing_rows, expected, fmt
+from .compare import close, differing_rows, expected, fmt, shown
 from .harness import call
 
 
@@ -189,6 +189,46 @@ class Mistake:
     def on(self, case: Case, end: str = "") -> Diagnosis:
         """The mistake's message for a case: "<message> (for <label>)"."""
         return Diagnosis(f"{self.message} (for {case.label}){end}", self.name)
+
+
+# embedding_backward_rows' row ids, judged the same in exercise 2 and in the capstone that reuses
+# it (each chapter lists these two in its own MISTAKES).
+ROWS_NOT_COALESCED = Mistake(
+    "rows-not-coalesced", "rows lists an id more than once: the gradient is not coalesced"
+)
+ROWS_UNSORTED = Mistake("rows-unsorted", "rows are the right ids but not sorted ascending")
+
+
+def row_ids_problem(case: Case, got: Outcome, want: Outcome, fname: str) -> str | None:
+    """A (rows, values) result: a pair, rows a 1-D array of integer ids equal to the expected
+    distinct ids, sorted (not coalesced and unsorted named). None when the rows are right."""
+    if not got.is_tuple or len(got.values) != 2:
+        return (
+            f"{fname} should return a tuple (rows, values) for {case.label}, "
+            f"got {', '.join(got.types) or 'nothing'}."
+        )
+    rows, w_rows = got.values[0], want.values[0]
+    if rows.ndim != 1:
+        return f"rows should be a 1-D array for {case.label}; it has shape {rows.shape}."
+    if rows.size and rows.dtype.kind not in "iu":
+        return f"rows should hold integer ids for {case.label}; got dtype {rows.dtype}."
+    if np.array_equal(rows, w_rows):
+        return None
+    if rows.size > w_rows.size and np.array_equal(np.unique(rows), w_rows):
+        return ROWS_NOT_COALESCED.said(
+            f"rows lists an id more than once for {case.label}: each id that occurs must "
+            "appear once in rows, with the sum of all its gradients in values (the "
+            f"gradient has to be coalesced). Got rows {fmt(rows)}{expected(case, fmt(w_rows), ', expected ')}."
+        )
+    if rows.size == w_rows.size and np.array_equal(np.sort(rows), w_rows):
+        return ROWS_UNSORTED.said(
+            f"rows must be sorted ascending for {case.label}: got {fmt(rows)}"
+            f"{expected(case, fmt(w_rows), ', expected ')} (np.unique returns sorted ids)."
+        )
+    return (
+        f"rows should be the distinct ids that occur, sorted, for {case.label}"
+        f"{expected(case, fmt(w_rows), ' (')}{')' if shown(case) else ''}; got {fmt(rows)}."
+    )
 
 
 # Problems every check reports the same way; their ids are shared by every chapter.

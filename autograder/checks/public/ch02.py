@@ -7,8 +7,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..compare import close, differing_rows, expected, fmt, shown
-from ..judges import WRONG_DTYPE, Mistake, array_judge, common_problems
+from ..compare import close, differing_rows, expected, fmt
+from ..judges import (
+    ROWS_NOT_COALESCED,
+    ROWS_UNSORTED,
+    WRONG_DTYPE,
+    Mistake,
+    array_judge,
+    common_problems,
+    row_ids_problem,
+)
 from ..visible import make_expect
 
 BWD = "embedding_backward"
@@ -189,10 +197,6 @@ FLOAT64_ZEROS = Mistake(
     "a float64 result for float32 gradients: np.zeros((V, d)) is float64 by default",
 )
 # embedding_backward_rows
-ROWS_NOT_COALESCED = Mistake(
-    "rows-not-coalesced", "rows lists an id more than once: the gradient is not coalesced"
-)
-ROWS_UNSORTED = Mistake("rows-unsorted", "rows are the right ids but not sorted ascending")
 ROWS_OVERWRITE = Mistake("rows-trap-overwrite", TRAP)
 ROWS_AVERAGED = Mistake("rows-averaged", "repeated ids were averaged instead of summed in values")
 ROWS_MISTAKES = [ROWS_NOT_COALESCED, ROWS_UNSORTED, ROWS_OVERWRITE, ROWS_AVERAGED]
@@ -260,33 +264,10 @@ def rows_judge(case, got, want):
     problem = _error_hint(case, got, want, ROWS) or common_problems(case, got, want, ROWS)
     if problem:
         return problem
-    if not got.is_tuple or len(got.values) != 2:
-        return (
-            f"{ROWS} should return a tuple (rows, values) for {case.label}, "
-            f"got {', '.join(got.types) or 'nothing'}."
-        )
-    rows, vals = got.values
-    w_rows, w_vals = want.values
-    if rows.ndim != 1:
-        return f"rows should be a 1-D array for {case.label}; it has shape {rows.shape}."
-    if rows.size and rows.dtype.kind not in "iu":
-        return f"rows should hold integer ids for {case.label}; got dtype {rows.dtype}."
-    if not np.array_equal(rows, w_rows):
-        if rows.size > w_rows.size and np.array_equal(np.unique(rows), w_rows):
-            return ROWS_NOT_COALESCED.said(
-                f"rows lists an id more than once for {case.label}: each id that occurs must "
-                "appear once in rows, with the sum of all its gradients in values (the "
-                f"gradient has to be coalesced). Got rows {fmt(rows)}{expected(case, fmt(w_rows), ', expected ')}."
-            )
-        if rows.size == w_rows.size and np.array_equal(np.sort(rows), w_rows):
-            return ROWS_UNSORTED.said(
-                f"rows must be sorted ascending for {case.label}: got {fmt(rows)}"
-                f"{expected(case, fmt(w_rows), ', expected ')} (np.unique returns sorted ids)."
-            )
-        return (
-            f"rows should be the distinct ids that occur, sorted, for {case.label}"
-            f"{expected(case, fmt(w_rows), ' (')}{')' if shown(case) else ''}; got {fmt(rows)}."
-        )
+    problem = row_ids_problem(case, got, want, ROWS)
+    if problem:
+        return problem
+    (rows, vals), (w_rows, w_vals) = got.values, want.values
     if vals.shape != w_vals.shape:
         return (
             f"values should have shape (len(rows), d) = {w_vals.shape} for {case.label}; "

@@ -23,12 +23,15 @@ import numpy as np
 from ..compare import close, differing_rows, expected, fmt, shown
 from ..judges import (
     RETURNED_NONE,
+    ROWS_NOT_COALESCED,
+    ROWS_UNSORTED,
     WRONG_DTYPE,
     Mistake,
     array_judge,
     common_problems,
     explains,
     in_place_problem,
+    row_ids_problem,
 )
 from ..visible import make_expect
 
@@ -101,27 +104,7 @@ AVERAGED = Mistake(
     "repeated ids were averaged instead of summed: an id that occurs k times gets the "
     "sum of its k gradients, not their mean",
 )
-NOT_COALESCED = Mistake(
-    "rows-not-coalesced",
-    "rows lists an id more than once: the gradient is not coalesced (each id that occurs appears "
-    "once in rows, with the sum of all its gradients in values)",
-)
-UNSORTED = Mistake("rows-unsorted", "rows are the right ids but not sorted ascending")
 forward_judge = array_judge(FWD, mistakes=[FLATTENED])
-
-
-def _rows_mismatch(case, rows, w_rows):
-    if rows.size > w_rows.size and np.array_equal(np.unique(rows), w_rows):
-        return NOT_COALESCED.on(case)
-    if rows.size == w_rows.size and np.array_equal(np.sort(rows), w_rows):
-        return UNSORTED.said(
-            f"rows must be sorted ascending for {case.label}: got {fmt(rows)}"
-            f"{expected(case, fmt(w_rows), ', expected ')} (np.unique returns sorted ids)."
-        )
-    return (
-        f"rows should be the distinct ids that occur, sorted, for {case.label}"
-        f"{expected(case, fmt(w_rows), ' (')}{')' if shown(case) else ''}; got {fmt(rows)}."
-    )
 
 
 def rows_judge(case, got, want):
@@ -129,16 +112,10 @@ def rows_judge(case, got, want):
     problem = common_problems(case, got, want, ROWS)
     if problem or want.error_type is not None:
         return problem
-    if not got.is_tuple or len(got.values) != 2:
-        return (
-            f"{ROWS} should return a tuple (rows, values) for {case.label}, "
-            f"got {', '.join(got.types) or 'nothing'}."
-        )
+    problem = row_ids_problem(case, got, want, ROWS)
+    if problem:
+        return problem
     (rows, vals), (w_rows, w_vals) = got.values, want.values
-    if rows.ndim != 1 or (rows.size and rows.dtype.kind not in "iu"):
-        return f"rows should be a 1-D array of integer ids for {case.label}; got {rows.dtype} {rows.shape}."
-    if not np.array_equal(rows, w_rows):
-        return _rows_mismatch(case, rows, w_rows)
     if vals.shape != w_vals.shape:
         return f"values should have shape (len(rows), d) = {w_vals.shape} for {case.label}; got {vals.shape}."
     if not close(vals, w_vals, w_vals.dtype):
@@ -570,7 +547,7 @@ def train_step_judge(case, got, want):
 
 
 # Every mistake this chapter recognises (judges.COMMON besides): ids unique within the chapter.
-MISTAKES = [FLATTENED, OVERWRITE, AVERAGED, NOT_COALESCED, UNSORTED, *ADAM_MISTAKES]
+MISTAKES = [FLATTENED, OVERWRITE, AVERAGED, ROWS_NOT_COALESCED, ROWS_UNSORTED, *ADAM_MISTAKES]
 MISTAKES += [ADAM_NOT_IN_PLACE, *TRAIN_MISTAKES]
 MISTAKES += [STEP_NOT_IN_PLACE, LOSS_AFTER]
 
