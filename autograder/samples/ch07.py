@@ -355,6 +355,12 @@ def suggest_dim(V, rule):
         says="fitted the SVD to M_train itself",
         id="not-centered",
     ),
+    "centered with the held-out split's mean": Mistake(
+        {"heldout_error": _held(center="M_val.mean()"), "best_dim": _OWN_BEST},
+        fails={"test_heldout_values", "test_heldout_centering", "test_heldout_edges"},
+        says="centered with the held-out split's mean",
+        id="validation-mean",
+    ),
     "sum of squares": Mistake(
         {"heldout_error": _held(score="np.sum((pred - M_val) ** 2)")},
         fails={"test_heldout_values", "test_heldout_centering", "test_heldout_edges"},

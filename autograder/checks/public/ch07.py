@@ -120,7 +120,7 @@ VALIDATION_MEAN = Mistake(
     "validation-mean",
     "centered with the held-out split's mean: everything the model uses comes from M_train, "
     "and M_val only scores it (a model that peeks at its test data looks better than it is)",
-    _wrong("val_mean"),
+    (_wrong("val_mean"), _wrong("val_mean_fit")),
 )
 SUM_NOT_MEAN = Mistake(
     "sum-not-mean",
