@@ -323,6 +323,27 @@ MISTAKES = {
         says="float16 cannot hold",
         id="constant-row-shortcut",
     ),
+    "a 4-bit scale guarded before its float16 rounding": Mistake(
+        {
+            "quantize_rows": quant(
+                guard="pass",
+                safe="(divisor if bits < 8 else np.where(divisor != 0, divisor, 1))[:, None]",
+            )
+            .replace(
+                "        scale = ((hi - offset.astype(np.float32)) / np.float32(k)).astype(np.float16)",
+                "        scale = (hi - offset.astype(np.float32)) / np.float32(k)\n"
+                "        scale[scale == 0] = 1  # guarded in float32, then rounded\n"
+                "        scale = scale.astype(np.float16)",
+            )
+            .replace(
+                "    t = (E",
+                "    with np.errstate(divide='ignore', invalid='ignore'):\n        t = (E",
+            )
+        },
+        fails={"test_quantize_constant_rows"},
+        says="before it is rounded to float16",
+        id="scale-guard-before-fp16",
+    ),
     "codes not clipped (unsigned wrap-around)": Mistake(
         {"quantize_rows": quant(rounding="np.rint(t)")},
         fails={"test_quantize_low_bits"},

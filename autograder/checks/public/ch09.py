@@ -150,6 +150,27 @@ def _constant_shortcut(case, got, want):
     return rest_ok and not codes_g[wrong].any()
 
 
+def _scale_guard_before_fp16(case, got, want):
+    """4 and 2 bits: rows that are not constant but whose float16 scale underflows to 0 (their
+    range, from the float16 offset, is under (2^b - 1) / 2^25) kept a scale of 0 (a guard on the
+    float32 scale, applied before the rounding to float16, or none), everything else right."""
+    if bits_of(case) == 8:
+        return False
+    E = np.asarray(case.args[0], np.float32)
+    span = E.max(axis=1) - E.min(axis=1).astype(np.float16).astype(np.float32)
+    under = (span != 0) & ((span / np.float32(levels(case))).astype(np.float16) == 0)
+    g_scale = np.asarray(got[1], np.float64)
+    if not under.any() or g_scale.shape != under.shape:
+        return False
+    rest = ~under
+    codes_g, codes_w = np.asarray(got[0]), np.asarray(want[0])
+    rest_ok = same_codes(codes_g[rest], codes_w[rest]) and all(
+        near(np.asarray(g)[rest], np.asarray(w)[rest])
+        for g, w in zip(got[1:], want[1:], strict=True)
+    )
+    return rest_ok and bool((g_scale[under] == 0).all())
+
+
 def _wrapped(case, got, want):
     g, w = np.asarray(got[0], np.int64), np.asarray(want[0], np.int64)
     wrong = g != w
@@ -214,6 +235,14 @@ CONSTANT = Mistake(
     "is replaced by 1 and the codes are 0 (FBGEMM's choice: any scale gives back the row, and 1 can "
     "be inverted)",
 )
+SCALE_GUARD_FP16 = Mistake(
+    "scale-guard-before-fp16",
+    f"{QUANT} kept a float16 scale of 0 for a row that is not constant: its range is not 0, but "
+    "divided by 2^b - 1 it is below half of float16's smallest step (2^-24), so the float16 scale "
+    "rounds to 0 and dividing by it gives inf or NaN. A guard on the float32 scale, before it is "
+    "rounded to float16, does not see it: round the scale to float16 first, then replace it by 1 "
+    "where the float16 scale is 0 (scale[scale == 0] = 1 on the float16 array), as FBGEMM does",
+)
 CONSTANT_SHORTCUT = Mistake(
     "constant-row-shortcut",
     f"{QUANT} gave a constant row whose value float16 cannot hold codes 0, as if its range were 0 "
@@ -261,6 +290,7 @@ QUANT_MISTAKES = [
     (GLOBAL_SCALE, _global_scale),
     (CONSTANT_SHORTCUT, _constant_shortcut),
     (CONSTANT, _constant_row),
+    (SCALE_GUARD_FP16, _scale_guard_before_fp16),
     (LEVELS, _levels_2b),
     (SIGNED, _signed),
     (WRAPPED, _wrapped),
