@@ -435,6 +435,18 @@ def dequantize_rows(codes, scale, offset):
         says="changed their order within a group",
         id="route-unstable-order",
     ),
+    "route's owner found with side='left' (an id at a boundary stays on the shard before)": Mistake(
+        {"route": route_src().replace('side="right"', 'side="left"')},
+        fails={"test_route"},
+        says="a local row it does not have",
+        id="route-row-outside-shard",
+    ),
+    "route subtracts each shard's end (np.cumsum) instead of its start": Mistake(
+        {"route": route_src(send="ids[order] - ends[owner[order]]")},
+        fails={"test_route"},
+        says="a local row it does not have",
+        id="route-row-outside-shard",
+    ),
     "rows not put back in order": Mistake(
         {
             "sharded_lookup": _LOOKUP.format(back="back").replace(

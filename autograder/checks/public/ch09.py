@@ -612,6 +612,29 @@ ROUTE_ORDER = Mistake(
 )
 
 
+def _route_outside(case, got, want):
+    """Right-sized counts and send, but a block of send names a row its shard does not have
+    (below 0, or n_s and above): the shard boundaries are off."""
+    sizes = np.asarray(case.args[0], np.int64).reshape(-1)
+    g_send, g_counts = np.asarray(got[0], np.int64), np.asarray(got[1], np.int64).reshape(-1)
+    if g_counts.shape != sizes.shape or g_counts.sum() != g_send.size or (g_counts < 0).any():
+        return False
+    blocks = np.split(g_send, np.cumsum(g_counts)[:-1])
+    return any(((b < 0) | (b >= n)).any() for b, n in zip(blocks, sizes, strict=True))
+
+
+ROUTE_OUTSIDE = Mistake(
+    "route-row-outside-shard",
+    f"{ROUTE} sent a shard a local row it does not have (below 0, or n_s or above): a shard "
+    "boundary is off. Shard s holds the ids start_s ... start_s + n_s - 1 (start_0 = 0), and id x "
+    "is its row x - start_s. An id equal to start_{s+1} belongs to shard s + 1: with "
+    "ends = np.cumsum(shard_rows), the owner is np.searchsorted(ends, ids, side='right') "
+    "(side='left' keeps it on shard s, as row n_s). And np.cumsum(shard_rows) counts from "
+    "shard_rows[0]: it gives the shards' ends, so the starts are ends - shard_rows (x - ends[s] "
+    "is negative)",
+)
+
+
 def route_judge(case, got, want) -> str | None:
     """route returns (send, counts): both compared exactly, as integers."""
     problem = _index_error(case, got, ROUTE) or common_problems(case, got, want, ROUTE)
@@ -635,11 +658,21 @@ def route_judge(case, got, want) -> str | None:
     for m, applies in ((ROUTE_COUNTS, _route_counts_short), (ROUTE_ORDER, _route_unstable)):
         if applies(case, g, w):
             return m.on(case)
+    if _route_outside(case, g, w):
+        return ROUTE_OUTSIDE.on(case)
     part = 0 if not (g[0].shape == w[0].shape and np.array_equal(g[0], w[0])) else 1
     name = ("send", "counts")[part]
+    a, b = np.asarray(g[part]).reshape(-1), np.asarray(w[part]).reshape(-1)
+    if a.shape != b.shape:
+        per = "one per id" if part == 0 else "one per shard"
+        return (
+            f"{ROUTE} returned {name} of {a.size} entries for {case.label}; expected {b.size} "
+            f"({per})."
+        )
+    i = int(np.flatnonzero(a != b)[0])  # the first position where they differ
     return (
-        f"{ROUTE} returned wrong {name} for {case.label}: {fmt(g[part])}"
-        f"{expected(case, fmt(w[part]), ', expected ')}."
+        f"{ROUTE} returned wrong {name} for {case.label}: the first difference is at "
+        f"{name}[{i}], which is {a[i]}{expected(case, str(b[i]), ', expected ')}."
     )
 
 
@@ -849,6 +882,7 @@ MISTAKES = [
     ROUTE_UNGROUPED,
     ROUTE_COUNTS,
     ROUTE_ORDER,
+    ROUTE_OUTSIDE,
     WRONG_OWNER,
     NOT_REORDERED,
     NOT_INVERTED,
