@@ -25,6 +25,7 @@ from ..judges import (
     array_judge,
     common_problems,
     one_array_problems,
+    shape_judge,
 )
 from ..visible import make_expect
 
@@ -861,8 +862,18 @@ def backward_judge(case, got, want) -> str | None:
 
 lookup_judge = array_judge(LOOKUP, mistakes=[NOT_REORDERED, NOT_INVERTED, LOCAL_AS_IDS])
 
+
+def quant_shape_judge(case, got, want) -> str | None:
+    """Only the structure of quantize_rows' answer: a tuple of three arrays of the right shapes."""
+    problem = common_problems(case, got, want, QUANT)
+    return problem or _quant_structure(case, got, want)
+
+
 JUDGES = {
     QUANT: quant_judge(),
+    f"{QUANT}:shape": quant_shape_judge,
+    f"{DEQUANT}:shape": shape_judge(DEQUANT, expected="(V, d) = "),
+    f"{LOOKUP}:shape": shape_judge(LOOKUP, expected="(N, d) = "),
     f"{QUANT}:bits": bits_judge,
     DEQUANT: dequant_judge,
     ROUTE: route_judge,
