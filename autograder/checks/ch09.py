@@ -244,7 +244,7 @@ def underflow_table(bits, seed):
 
 @check("test_quantize_constant_rows", QUANT, hidden_quant_judge)
 def quantize_constant_rows():
-    """quantize_rows: constant rows: scale 0 at 8 bits, scale 1 at 4 and 2 where float16 holds the value, never NaN"""
+    """quantize_rows: constant rows: scale 0 at 8 bits, scale 1 at 4 and 2 where the float16 scale is 0, never NaN"""
     E_worked = np.array([[0.0] * 4, [3.0] * 4, [0.0, 1.0, 2.0, 3.0]], np.float32)
     return [
         q("two constant rows (4 bits: their scale is 1)", E_worked, 4, shown=True),
