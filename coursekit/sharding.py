@@ -21,12 +21,19 @@ sends to *other* ranks (counted from the tensor and the splits it passes; gloo k
 counter) and its time (the fastest of ``repeats`` runs, after a barrier).
 
 The worker is a module-level function of an importable module: the spawned processes import it
-by name (they could not unpickle a function defined in a notebook).
+by name (they could not unpickle a function defined in a notebook). Where this module exists only
+in memory (a page's notebook holds coursekit's modules in its setup cell), :func:`run` writes a
+copy of its source into the job's folder and puts that folder on the ``sys.path`` that the
+spawned ranks start with (the parent's), so that they find it under the same name. A script that calls :func:`run` needs the usual
+``if __name__ == "__main__":`` guard (each spawned process imports the script's main module); a
+notebook does not (its cells are not imported again).
 """
 
+import inspect
 import math
 import os
 import shutil
+import sys
 import tempfile
 import time
 from datetime import timedelta
@@ -138,6 +145,22 @@ def worker(rank: int, world: int, folder: str, timeout_s: float) -> None:
         dist.destroy_process_group()
 
 
+def _importable_copy(folder: str) -> str | None:
+    """None where this module is a file the ranks can import; otherwise (it lives in memory
+    only) write its source under ``folder``/src, by its module name, and return that folder."""
+    if os.path.isfile(globals().get("__file__") or ""):
+        return None
+    root = os.path.join(folder, "src")
+    *packages, name = __name__.split(".")
+    where = os.path.join(root, *packages)
+    os.makedirs(where)
+    for depth in range(1, len(packages) + 1):  # empty __init__.py files for the packages
+        open(os.path.join(root, *packages[:depth], "__init__.py"), "w").close()
+    with open(os.path.join(where, f"{name}.py"), "w", encoding="utf-8") as f:
+        f.write(inspect.getsource(sys.modules[__name__]))
+    return root
+
+
 def run(E, batches, grads, repeats: int = 5, timeout_s: float = 120.0) -> list[dict]:
     """Spawn ``len(batches)`` gloo processes on this machine; rank r looks up ``batches[r]``
     (int64 ids into E) and back-propagates ``grads[r]`` (one row per id). Returns one dict per
@@ -150,9 +173,20 @@ def run(E, batches, grads, repeats: int = 5, timeout_s: float = 120.0) -> list[d
     try:
         job = dict(E=E.double(), batches=list(batches), grads=[g.double() for g in grads])
         torch.save({**job, "repeats": repeats}, os.path.join(folder, "inputs.pt"))
-        mp.start_processes(
-            worker, args=(world, folder, timeout_s), nprocs=world, join=True, start_method="spawn"
-        )
+        copy = _importable_copy(folder)
+        if copy is not None:  # spawned processes start with the parent's sys.path
+            sys.path.insert(0, copy)
+        try:
+            mp.start_processes(
+                worker,
+                args=(world, folder, timeout_s),
+                nprocs=world,
+                join=True,
+                start_method="spawn",
+            )
+        finally:
+            if copy is not None:
+                sys.path.remove(copy)
         return [torch.load(os.path.join(folder, f"rank{r}.pt")) for r in range(world)]
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -13,6 +13,12 @@
 * the chapter's two-process gloo run (coursekit/sharding.py) equals one process exactly.
 """
 
+import importlib
+import importlib.abc
+import importlib.util
+import sys
+from pathlib import Path
+
 import fbgemm_gpu  # registers torch.ops.fbgemm (fbgemm-gpu-cpu, pinned in requirements.txt)
 import numpy as np
 import pytest
@@ -101,6 +107,8 @@ def test_quantize_rows_equals_fbgemm_on_the_hidden_checks_corner_cases(bits):
     """The exact ties (FBGEMM's lrintf rounds them to even), constant rows, rows far from zero."""
     for E in [
         ch09.tie_table(bits),
+        # rows that are not constant but whose float16 scale underflows to 0 (or -0): scale 1
+        *([ch09.underflow_table(bits, 3)] if bits < 8 else []),
         ch09.robust_table(20, 8, bits, 1, ch09._far),
         np.zeros((3, 8), np.float32),
         np.full((2, 8), 3.0, np.float32),
@@ -251,3 +259,49 @@ def test_gloo_row_sharded_run_equals_one_process_exactly():
         assert log["ids"] == 8 * info["send"][1 - rank]
         assert log["rows"] == 8 * d * info["recv"][1 - rank]
         assert log["gradients"] == 8 * d * info["send"][1 - rank]
+
+
+class _InMemory(importlib.abc.MetaPathFinder, importlib.abc.InspectLoader):
+    """A module that exists only in memory, as a page notebook's setup cell holds coursekit's."""
+
+    def __init__(self, name, source):
+        self.name, self.source = name, source
+
+    def find_spec(self, fullname, path=None, target=None):
+        return importlib.util.spec_from_loader(fullname, self) if fullname == self.name else None
+
+    def get_source(self, fullname):
+        return self.source
+
+    def exec_module(self, module):
+        module.__file__ = f"<embedded>/{self.name}.py"  # no such file on disk
+        exec(compile(self.source, module.__file__, "exec"), module.__dict__)  # noqa: S102
+
+
+def test_gloo_run_works_when_the_worker_module_exists_only_in_memory():
+    """The page's notebook holds coursekit.sharding in memory: the spawned ranks, which import
+    the worker by its module's name, get a copy written to disk (without it they fail with
+    ModuleNotFoundError), and sys.path is as it was afterwards."""
+    from coursekit import sharding
+
+    name = "course_sharding_in_memory"
+    finder = _InMemory(name, Path(sharding.__file__).read_text())
+    sys.meta_path.insert(0, finder)
+    try:
+        module = importlib.import_module(name)
+        assert not Path(module.__file__).exists()
+        before = list(sys.path)
+        E = torch.arange(12.0, dtype=torch.float64).reshape(6, 2)
+        ranks = module.run(
+            E,
+            [torch.tensor([5, 0]), torch.tensor([3])],
+            [torch.ones(2, 2), torch.ones(1, 2)],
+            repeats=1,
+            timeout_s=60,
+        )
+        assert sys.path == before
+        H = torch.cat([r["torch.float64"]["H"] for r in ranks])
+        assert torch.equal(H, E[[5, 0, 3]])
+    finally:
+        sys.meta_path.remove(finder)
+        sys.modules.pop(name, None)

@@ -217,9 +217,34 @@ def _inexact_constant_rows(bits, seed):
     return E
 
 
+def _fp16_scale_underflows(row, bits) -> bool:
+    """True for a row that is not constant but whose float16 scale rounds to 0 (or -0): its
+    range, measured from the float16 offset, is below (2^b - 1) / 2^25, half of float16's
+    smallest step."""
+    row = np.asarray(row, np.float32)
+    span = row.max() - np.float32(np.float16(row.min()))
+    return bool(span != 0 and np.float16(span / np.float32(2**bits - 1)) == 0)
+
+
+def underflow_table(bits, seed):
+    """Normal rows and rows that are not constant but whose float16 scale underflows to 0, so
+    that FBGEMM stores the scale 1: a spread of about (2^b - 1) 2^-26 around values float16 holds
+    (0.5, 0, -0.375), and a row one or two float32 steps below 1 (its float16 offset 1 lies above
+    it, its range is negative and its scale -0)."""
+    E = robust_table(8, 8, bits, seed, _normal)
+    rng = np.random.default_rng(seed)
+    spread = (2**bits - 1) * 2.0**-26
+    for i, centre in zip((1, 4, 6), (0.5, 0.0, -0.375), strict=True):
+        E[i] = centre + spread * rng.random(8)
+    E[3] = np.float32(1) - np.float32(2**-24) * np.array([1, 2, 1, 1, 2, 1, 1, 2], np.float32)
+    assert all(_fp16_scale_underflows(E[i], bits) for i in (1, 3, 4, 6))
+    assert all(_robust(r, bits) for r in E)
+    return E
+
+
 @check("test_quantize_constant_rows", QUANT, hidden_quant_judge)
 def quantize_constant_rows():
-    """quantize_rows: constant rows: scale 0 at 8 bits, scale 1 at 4 and 2 where float16 holds the value, never NaN"""
+    """quantize_rows: constant rows: scale 0 at 8 bits, scale 1 at 4 and 2 where the float16 scale is 0, never NaN"""
     E_worked = np.array([[0.0] * 4, [3.0] * 4, [0.0, 1.0, 2.0, 3.0]], np.float32)
     return [
         q("two constant rows (4 bits: their scale is 1)", E_worked, 4, shown=True),
@@ -241,6 +266,21 @@ def quantize_constant_rows():
         q(
             "constant rows float16 cannot hold, among others, 2 bits",
             _inexact_constant_rows(2, 924),
+            2,
+        ),
+        q(
+            "a row of spread 1e-7, not constant: its float16 scale underflows to 0 (4 bits)",
+            (0.5 + 1e-7 * np.random.default_rng(925).random((1, 8))).astype(np.float32),
+            4,
+        ),
+        q(
+            "rows whose float16 scale underflows to 0, among others, 4 bits",
+            underflow_table(4, 926),
+            4,
+        ),
+        q(
+            "rows whose float16 scale underflows to 0, among others, 2 bits",
+            underflow_table(2, 927),
             2,
         ),
         q("a table of zeros, 4 bits", np.zeros((3, 8), np.float32), 4),

@@ -323,6 +323,27 @@ MISTAKES = {
         says="float16 cannot hold",
         id="constant-row-shortcut",
     ),
+    "a 4-bit scale guarded before its float16 rounding": Mistake(
+        {
+            "quantize_rows": quant(
+                guard="pass",
+                safe="(divisor if bits < 8 else np.where(divisor != 0, divisor, 1))[:, None]",
+            )
+            .replace(
+                "        scale = ((hi - offset.astype(np.float32)) / np.float32(k)).astype(np.float16)",
+                "        scale = (hi - offset.astype(np.float32)) / np.float32(k)\n"
+                "        scale[scale == 0] = 1  # guarded in float32, then rounded\n"
+                "        scale = scale.astype(np.float16)",
+            )
+            .replace(
+                "    t = (E",
+                "    with np.errstate(divide='ignore', invalid='ignore'):\n        t = (E",
+            )
+        },
+        fails={"test_quantize_constant_rows"},
+        says="before it is rounded to float16",
+        id="scale-guard-before-fp16",
+    ),
     "codes not clipped (unsigned wrap-around)": Mistake(
         {"quantize_rows": quant(rounding="np.rint(t)")},
         fails={"test_quantize_low_bits"},
@@ -413,6 +434,18 @@ def dequantize_rows(codes, scale, offset):
         fails={"test_route"},
         says="changed their order within a group",
         id="route-unstable-order",
+    ),
+    "route's owner found with side='left' (an id at a boundary stays on the shard before)": Mistake(
+        {"route": route_src().replace('side="right"', 'side="left"')},
+        fails={"test_route"},
+        says="a local row it does not have",
+        id="route-row-outside-shard",
+    ),
+    "route subtracts each shard's end (np.cumsum) instead of its start": Mistake(
+        {"route": route_src(send="ids[order] - ends[owner[order]]")},
+        fails={"test_route"},
+        says="a local row it does not have",
+        id="route-row-outside-shard",
     ),
     "rows not put back in order": Mistake(
         {

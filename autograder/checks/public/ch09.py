@@ -25,6 +25,7 @@ from ..judges import (
     array_judge,
     common_problems,
     one_array_problems,
+    shape_judge,
 )
 from ..visible import make_expect
 
@@ -150,6 +151,27 @@ def _constant_shortcut(case, got, want):
     return rest_ok and not codes_g[wrong].any()
 
 
+def _scale_guard_before_fp16(case, got, want):
+    """4 and 2 bits: rows that are not constant but whose float16 scale underflows to 0 (their
+    range, from the float16 offset, is under (2^b - 1) / 2^25) kept a scale of 0 (a guard on the
+    float32 scale, applied before the rounding to float16, or none), everything else right."""
+    if bits_of(case) == 8:
+        return False
+    E = np.asarray(case.args[0], np.float32)
+    span = E.max(axis=1) - E.min(axis=1).astype(np.float16).astype(np.float32)
+    under = (span != 0) & ((span / np.float32(levels(case))).astype(np.float16) == 0)
+    g_scale = np.asarray(got[1], np.float64)
+    if not under.any() or g_scale.shape != under.shape:
+        return False
+    rest = ~under
+    codes_g, codes_w = np.asarray(got[0]), np.asarray(want[0])
+    rest_ok = same_codes(codes_g[rest], codes_w[rest]) and all(
+        near(np.asarray(g)[rest], np.asarray(w)[rest])
+        for g, w in zip(got[1:], want[1:], strict=True)
+    )
+    return rest_ok and bool((g_scale[under] == 0).all())
+
+
 def _wrapped(case, got, want):
     g, w = np.asarray(got[0], np.int64), np.asarray(want[0], np.int64)
     wrong = g != w
@@ -214,6 +236,14 @@ CONSTANT = Mistake(
     "is replaced by 1 and the codes are 0 (FBGEMM's choice: any scale gives back the row, and 1 can "
     "be inverted)",
 )
+SCALE_GUARD_FP16 = Mistake(
+    "scale-guard-before-fp16",
+    f"{QUANT} kept a float16 scale of 0 for a row that is not constant: its range is not 0, but "
+    "divided by 2^b - 1 it is below half of float16's smallest step (2^-24), so the float16 scale "
+    "rounds to 0 and dividing by it gives inf or NaN. A guard on the float32 scale, before it is "
+    "rounded to float16, does not see it: round the scale to float16 first, then replace it by 1 "
+    "where the float16 scale is 0 (scale[scale == 0] = 1 on the float16 array), as FBGEMM does",
+)
 CONSTANT_SHORTCUT = Mistake(
     "constant-row-shortcut",
     f"{QUANT} gave a constant row whose value float16 cannot hold codes 0, as if its range were 0 "
@@ -261,6 +291,7 @@ QUANT_MISTAKES = [
     (GLOBAL_SCALE, _global_scale),
     (CONSTANT_SHORTCUT, _constant_shortcut),
     (CONSTANT, _constant_row),
+    (SCALE_GUARD_FP16, _scale_guard_before_fp16),
     (LEVELS, _levels_2b),
     (SIGNED, _signed),
     (WRAPPED, _wrapped),
@@ -582,6 +613,29 @@ ROUTE_ORDER = Mistake(
 )
 
 
+def _route_outside(case, got, want):
+    """Right-sized counts and send, but a block of send names a row its shard does not have
+    (below 0, or n_s and above): the shard boundaries are off."""
+    sizes = np.asarray(case.args[0], np.int64).reshape(-1)
+    g_send, g_counts = np.asarray(got[0], np.int64), np.asarray(got[1], np.int64).reshape(-1)
+    if g_counts.shape != sizes.shape or g_counts.sum() != g_send.size or (g_counts < 0).any():
+        return False
+    blocks = np.split(g_send, np.cumsum(g_counts)[:-1])
+    return any(((b < 0) | (b >= n)).any() for b, n in zip(blocks, sizes, strict=True))
+
+
+ROUTE_OUTSIDE = Mistake(
+    "route-row-outside-shard",
+    f"{ROUTE} sent a shard a local row it does not have (below 0, or n_s or above): a shard "
+    "boundary is off. Shard s holds the ids start_s ... start_s + n_s - 1 (start_0 = 0), and id x "
+    "is its row x - start_s. An id equal to start_{s+1} belongs to shard s + 1: with "
+    "ends = np.cumsum(shard_rows), the owner is np.searchsorted(ends, ids, side='right') "
+    "(side='left' keeps it on shard s, as row n_s). And np.cumsum(shard_rows) counts from "
+    "shard_rows[0]: it gives the shards' ends, so the starts are ends - shard_rows (x - ends[s] "
+    "is negative)",
+)
+
+
 def route_judge(case, got, want) -> str | None:
     """route returns (send, counts): both compared exactly, as integers."""
     problem = _index_error(case, got, ROUTE) or common_problems(case, got, want, ROUTE)
@@ -605,11 +659,21 @@ def route_judge(case, got, want) -> str | None:
     for m, applies in ((ROUTE_COUNTS, _route_counts_short), (ROUTE_ORDER, _route_unstable)):
         if applies(case, g, w):
             return m.on(case)
+    if _route_outside(case, g, w):
+        return ROUTE_OUTSIDE.on(case)
     part = 0 if not (g[0].shape == w[0].shape and np.array_equal(g[0], w[0])) else 1
     name = ("send", "counts")[part]
+    a, b = np.asarray(g[part]).reshape(-1), np.asarray(w[part]).reshape(-1)
+    if a.shape != b.shape:
+        per = "one per id" if part == 0 else "one per shard"
+        return (
+            f"{ROUTE} returned {name} of {a.size} entries for {case.label}; expected {b.size} "
+            f"({per})."
+        )
+    i = int(np.flatnonzero(a != b)[0])  # the first position where they differ
     return (
-        f"{ROUTE} returned wrong {name} for {case.label}: {fmt(g[part])}"
-        f"{expected(case, fmt(w[part]), ', expected ')}."
+        f"{ROUTE} returned wrong {name} for {case.label}: the first difference is at "
+        f"{name}[{i}], which is {a[i]}{expected(case, str(b[i]), ', expected ')}."
     )
 
 
@@ -798,8 +862,18 @@ def backward_judge(case, got, want) -> str | None:
 
 lookup_judge = array_judge(LOOKUP, mistakes=[NOT_REORDERED, NOT_INVERTED, LOCAL_AS_IDS])
 
+
+def quant_shape_judge(case, got, want) -> str | None:
+    """Only the structure of quantize_rows' answer: a tuple of three arrays of the right shapes."""
+    problem = common_problems(case, got, want, QUANT)
+    return problem or _quant_structure(case, got, want)
+
+
 JUDGES = {
     QUANT: quant_judge(),
+    f"{QUANT}:shape": quant_shape_judge,
+    f"{DEQUANT}:shape": shape_judge(DEQUANT, expected="(V, d) = "),
+    f"{LOOKUP}:shape": shape_judge(LOOKUP, expected="(N, d) = "),
     f"{QUANT}:bits": bits_judge,
     DEQUANT: dequant_judge,
     ROUTE: route_judge,
@@ -819,6 +893,7 @@ MISTAKES = [
     ROUTE_UNGROUPED,
     ROUTE_COUNTS,
     ROUTE_ORDER,
+    ROUTE_OUTSIDE,
     WRONG_OWNER,
     NOT_REORDERED,
     NOT_INVERTED,
