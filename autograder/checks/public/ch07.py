@@ -12,7 +12,9 @@ the training split, an uncentered fit, ...) are read from the case: ``meta["curv
 held-out errors for d = 0, 1, ... (what an off-by-one rank gives) and ``meta["wrong"]`` what
 the other mistakes give; a visible test states them literally, the hidden checks compute them.
 ``best_dim`` returns an int; its mistakes come from the case's ``max_d``, the expected d and the
-curve.
+curve. Its cases also ask for the student's own ``heldout_error`` at d = 0, ..., max_d
+(``held_curve_calls``, read back as ``Outcome.companion``): a best_dim that returns the argmin of
+a wrong curve is told its search is right and sent to Part C.
 """
 
 from __future__ import annotations
