@@ -68,6 +68,44 @@ def test_encoding_keeps_python_types_generators_and_nested_containers(tmp_path):
     assert seen["draw"] == np.random.default_rng(5).standard_normal()
 
 
+def test_a_companion_function_is_called_in_the_kernel_and_its_floats_come_back(tmp_path):
+    """best_dim's cases also ask for the student's heldout_error curve (Outcome.companion)."""
+    M = np.arange(6.0).reshape(2, 3)
+    case = Case("with a companion", (M, 2))
+    case.meta["companion"] = ("g", [(M, d) for d in range(3)])
+
+    def g(M, d):
+        if d == 2:
+            raise ValueError("no")
+        return M.sum() * d
+
+    in_path, out_json, out_npz = exchange.new_paths(tmp_path)
+    exchange.write_new(in_path, exchange.encode_cases([case]))
+    user_ns = {"f": lambda M, k: k, "g": g}
+    _kernel_ns()["_course_run"](user_ns, "f", str(in_path), str(out_json), str(out_npz))
+    (got,) = exchange.read_outcomes([case], out_json, out_npz)
+    assert got.companion == [0.0, 15.0, None] and got.value == 2
+    # without it in the namespace: None per call; a case without a companion carries None
+    exchange.write_new(in_path.with_suffix(".2.npz"), exchange.encode_cases([case, CASES[0]]))
+    _kernel_ns()["_course_run"](
+        {"f": lambda *a: 1}, "f", str(in_path.with_suffix(".2.npz")), str(out_json), str(out_npz)
+    )
+    got = exchange.read_outcomes([case, CASES[0]], out_json, out_npz)
+    assert got[0].companion == [None, None, None] and got[1].companion is None
+
+
+def test_a_planted_companion_that_is_not_numbers_is_refused(tmp_path):
+    M = np.ones((2, 2))
+    case = Case("with a companion", (M, 1))
+    case.meta["companion"] = ("g", [(M, 0), (M, 1)])
+    out_json, out_npz = _exchange(tmp_path, lambda M, k: k, [case])
+    result = json.loads(out_json.read_text())
+    result["outcomes"][0]["companion"] = ["1.0", 2.0]
+    out_json.write_text(json.dumps(result))
+    with pytest.raises(exchange.HarnessError, match="malformed"):
+        exchange.read_outcomes([case], out_json, out_npz)
+
+
 def test_an_argument_changed_by_the_student_is_seen_from_outside(tmp_path):
     def vandal(E, ids):
         E[0] = np.nan

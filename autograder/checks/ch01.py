@@ -152,6 +152,12 @@ def ratio_values():
             (20e9, 200e9, 5e-6),
             shown=True,
         ),
+        ratio_case(
+            "round numbers, the arithmetic 1000 times faster (rate = 1,000,000)",
+            (1000, 0, 50000, 800000),
+            (1000.0, 1e6, 1.0),
+            shown=True,
+        ),
     ]
     for shape, V, d in [((512,), 65536, 64), ((512,), 4000, 64), ((32, 512), 128256, 4096)]:
         for machine in MACHINES:

@@ -37,6 +37,7 @@ from .public.ch07 import (
     bytes_judge,
     contract_judge,
     factorized_judge,
+    held_curve_calls,
     heldout_judge,
     ints_judge,
     rule_judge,
@@ -226,7 +227,9 @@ def held_case(label, split, d, shown=False):
 def best_case(label, split, max_d, shown=False, tie=False):
     M_train, M_val = split
     meta = {"curve": _curve(M_train, M_val, max_d), "shown": shown, "tie": tie}
-    return Case(label, (M_train, M_val, max_d), meta={"arg_names": BEST_NAMES, **meta})
+    case = Case(label, (M_train, M_val, max_d), meta={"arg_names": BEST_NAMES, **meta})
+    case.meta["companion"] = held_curve_calls(case)  # the student's own heldout_error curve
+    return case
 
 
 @functools.cache

@@ -93,7 +93,7 @@ class Check:
         mistakes: list[str] = []
         failed = 0
         for case, outcome in zip(cases, got, strict=True):
-            want = outcome_of(ref, case)
+            want = outcome_of(ref, case, companion_too=False)
             if want.error_type is not None and case.meta.get("expect_error") is None:
                 raise RuntimeError(
                     f"reference {self.function} failed on {case.label}: {want.error_type}: {want.error}"

@@ -118,7 +118,21 @@ def call(fn, args, kwargs, output="return"):
     return out
 
 
+def companion(fn, calls) -> list:
+    """What a second function of the student's gives on ``calls`` (argument tuples), one float
+    per call, None where it raised or did not return one number: a judge reads it to tell a
+    mistake of the graded function from one it inherits (best_dim over the student's own
+    heldout_error). ``fn`` None or not callable: None for every call."""
+    out = []
+    for args in calls:
+        r = call(fn, args, {}) if callable(fn) else {"error_type": "missing", "values": []}
+        v = r["values"][0] if r["error_type"] is None and len(r["values"]) == 1 else None
+        out.append(float(v.reshape(-1)[0]) if v is not None and v.size == 1 else None)
+    return out
+
+
 def source() -> str:
-    """The source text shipped into the kernel: same_array, graded_args and call, verbatim."""
-    parts = (same_array, graded_args, call)
+    """The source text shipped into the kernel: same_array, graded_args, call and companion,
+    verbatim."""
+    parts = (same_array, graded_args, call, companion)
     return "\n\n".join(inspect.getsource(f) for f in parts)

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from .compare import close, differing_rows, expected, fmt, shown
-from .harness import call
+from .harness import call, companion
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,9 @@ class Outcome:
     modified: list = field(default_factory=list)  # indices of positional args changed by the call
     returned_none: bool = False
     conversion_error: str | None = None  # the result could not be read as numbers
+    # what a second function of the student's gave on the case's meta["companion"] calls
+    # (harness.companion: a float or None per call), None when the case asks for none
+    companion: list | None = None
 
     @property
     def value(self) -> np.ndarray | None:
@@ -67,9 +70,16 @@ class Outcome:
         return d
 
 
-def outcome_of(fn, case: Case) -> Outcome:
-    """Run :func:`call` in this process and wrap the result."""
-    return Outcome(**call(fn, case.args, case.kwargs, case.output))
+def outcome_of(fn, case: Case, namespace: dict | None = None, companion_too=True) -> Outcome:
+    """Run :func:`call` in this process and wrap the result. A case with ``meta["companion"]``
+    = (name, calls) also calls the function of that name in ``namespace`` (by default the
+    graded function's own globals: the student's notebook) on each of ``calls``."""
+    got = Outcome(**call(fn, case.args, case.kwargs, case.output))
+    if companion_too and "companion" in case.meta and got.error_type != "NotImplementedError":
+        name, calls = case.meta["companion"]
+        ns = getattr(fn, "__globals__", {}) if namespace is None else namespace
+        got.companion = companion(ns.get(name), calls)
+    return got
 
 
 # --------------------------------------------------------------------------------------------

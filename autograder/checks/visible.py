@@ -126,9 +126,10 @@ class Expect:
 
     ``expect.mistakes``: every classic mistake this chapter's judges recognise, by its id."""
 
-    def __init__(self, judges: dict, mistakes: dict):
+    def __init__(self, judges: dict, mistakes: dict, companions: dict | None = None):
         self.judges = judges
         self.mistakes = mistakes
+        self.companions = companions or {}  # judged name -> case -> (function name, calls)
         self.last = None
         self.pending = None  # the open block's failures and count, or None
 
@@ -183,6 +184,8 @@ class Expect:
             output=output,
             meta={"shown": True, **({"arg_names": names} if names else {}), **meta},
         )
+        if name in self.companions:
+            case.meta["companion"] = self.companions[name](case)
         got = outcome_of(fn, case)
         self.last = None
         if got.error_type is None and got.values:
@@ -200,8 +203,10 @@ class Expect:
             raise AssertionError(str(message))
 
 
-def make_expect(judges: dict, mistakes=()) -> Expect:
+def make_expect(judges: dict, mistakes=(), companions=None) -> Expect:
     """``expect`` for one chapter: ``judges`` maps a function's name (or "name:check" for a
     second way of judging it, e.g. "embedding_backward:shape") to a judge; ``mistakes``: the
-    chapter's classic mistakes (its ``MISTAKES``), whose ids must be unique."""
-    return Expect(judges, catalogue(mistakes))
+    chapter's classic mistakes (its ``MISTAKES``), whose ids must be unique; ``companions``:
+    judged name -> a function of the case giving (name, calls), a second student function the
+    judge wants the results of (``Outcome.companion``)."""
+    return Expect(judges, catalogue(mistakes), companions)

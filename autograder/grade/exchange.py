@@ -82,13 +82,15 @@ def encode_cases(cases: list[Case]) -> bytes:
             output = ["arg", graded[0]]
         else:
             output = ["args", graded]
-        spec.append(
-            {
-                "args": [_encode(a, arrays) for a in case.args],
-                "kwargs": {k: _encode(v, arrays) for k, v in case.kwargs.items()},
-                "output": output,
-            }
-        )
+        entry = {
+            "args": [_encode(a, arrays) for a in case.args],
+            "kwargs": {k: _encode(v, arrays) for k, v in case.kwargs.items()},
+            "output": output,
+        }
+        if "companion" in case.meta:  # a second student function, called on these argument lists
+            name, calls = case.meta["companion"]
+            entry["companion"] = [name, [[_encode(a, arrays) for a in c] for c in calls]]
+        spec.append(entry)
     arrays["__spec__"] = np.frombuffer(json.dumps({"cases": spec}).encode(), dtype=np.uint8)
     buf = io.BytesIO()
     np.savez(buf, **arrays)
@@ -181,6 +183,10 @@ def _course_run(user_ns, fname, in_path, out_json, out_npz):
                         after.append([i, f"a{k}_{i}"])
                         arrays[after[-1][1]] = _np.array(a, copy=True)
                 out.pop("modified", None)
+                if case.get("companion") and out["error_type"] != "NotImplementedError":
+                    cname, calls = case["companion"]
+                    calls = [[_dec(a, data) for a in c] for c in calls]
+                    out["companion"] = companion(user_ns.get(cname), calls)
                 result["outcomes"].append(out)
                 result["values"].append(keys)
                 result["after"].append(after)
@@ -336,6 +342,19 @@ def read_outcomes(cases: list[Case], out_json: Path, out_npz: Path) -> list[Outc
                 modified=_modified(case, after_arrays),
                 returned_none=bool(d.get("returned_none") is True),
                 conversion_error=_opt_str(d, "conversion_error", 400),
+                companion=_companion(case, d.get("companion")),
             )
         )
     return got
+
+
+def _companion(case: Case, values) -> list | None:
+    """The kernel's companion results for a case that asked for them: one float or None per
+    call, checked here (numbers only, as many as were asked); None for a case that asked none."""
+    if "companion" not in case.meta or values is None:
+        return None
+    n = len(case.meta["companion"][1])
+    ok = isinstance(values, list) and len(values) == n
+    if not ok or not all(v is None or isinstance(v, (int, float)) for v in values):
+        raise HarnessError("malformed results")
+    return [None if v is None else float(v) for v in values]

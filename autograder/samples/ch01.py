@@ -284,6 +284,20 @@ def lookup_costs(ids_shape, V, d):
         says="left out the per-call overhead",
         id="no-overhead",
     ),
+    "the product timed by its flops alone": Mistake(
+        {
+            "predicted_ratio": """
+def predicted_ratio(costs, bandwidth, rate, overhead):
+    gather_bytes, gather_flops, product_bytes, product_flops = costs
+    t_gather = max(gather_bytes / bandwidth, gather_flops / rate) + overhead
+    t_product = product_flops / rate + overhead  # the product is compute-bound... usually
+    return t_product / t_gather
+"""
+        },
+        fails={"test_predicted_ratio"},
+        says="timed the product by its flops alone",
+        id="product-flops-only",
+    ),
     "gather over product": Mistake(
         {"predicted_ratio": _ratio("max(b / bandwidth, f / rate) + overhead", inverted=True)},
         fails={"test_predicted_ratio"},

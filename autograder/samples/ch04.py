@@ -21,6 +21,20 @@ ALL_BACKWARD = {
 }
 
 ALTERNATIVES = {
+    # The prompt's claim: a running sum passes when it runs in float64.
+    "float64 prefix sum over all bags (np.cumsum)": {
+        "embedding_bag_mean": """
+import numpy as np
+
+def embedding_bag_mean(E, ids, offsets):
+    ids, offsets = np.asarray(ids), np.asarray(offsets)
+    ends = np.append(offsets[1:], len(ids))
+    running = np.zeros((len(ids) + 1, E.shape[1]), dtype=np.float64)
+    running[1:] = np.cumsum(E[ids].astype(np.float64), axis=0)
+    sums = running[ends] - running[offsets]
+    return (sums / np.maximum(ends - offsets, 1)[:, None]).astype(E.dtype)
+"""
+    },
     "loop over bags": {
         "embedding_bag_mean": """
 import numpy as np
@@ -258,7 +272,7 @@ def embedding_bag_mean(E, ids, offsets):
 """
         },
         fails={"test_bag_mean_dtype"},
-        says="a running sum over all the bags",
+        says="a float32 running sum over all the bags",
         id="float32-drift",
     ),
     "float64 result": Mistake(

@@ -429,6 +429,20 @@ def best_dim(M_train, M_val, max_d):
         says="measured the error on the training split",
         id="train-split",
     ),
+    # A correct search over an uncentered heldout_error: the best_dim cells say the search is
+    # right for that heldout_error and send the student to Part C.
+    "a correct best_dim over an uncentered heldout_error": Mistake(
+        {"heldout_error": _held(center="0.0")},
+        fails={
+            "test_heldout_values",
+            "test_heldout_centering",
+            "test_heldout_edges",
+            "test_best_dim_rank",
+            "test_best_dim_edges",
+        },
+        says="fitted the SVD to M_train itself",
+        id="heldout-error-carried-over",
+    ),
     "argmax": Mistake(
         {"best_dim": _best("return int(np.argmax(errors(range(max_d + 1))))")},
         fails={"test_best_dim_rank", "test_best_dim_edges"},

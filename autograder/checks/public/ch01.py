@@ -288,7 +288,25 @@ FLOPS_ONLY = Mistake(
     "arithmetic, so its time is its bytes over the bandwidth (plus the overhead)",
     _roofline_variant(lambda b, f, bw, r, t0: f / r + t0),
 )
-RATIO_MISTAKES = [SUM_NOT_MAX, NO_OVERHEAD, INVERTED, BYTES_ONLY, FLOPS_ONLY]
+
+
+def _product_by_flops(case, want):
+    """The gather by the roofline, the product by its arithmetic alone (its bytes ignored)."""
+    costs, bw, rate, t0 = case.args
+    gb, gf, pb, pf = (float(c) for c in costs)
+    t_gather = max(gb / bw, gf / rate) + t0
+    return None if t_gather == 0 else np.float64((pf / rate + t0) / t_gather)
+
+
+PRODUCT_FLOPS_ONLY = Mistake(
+    "product-flops-only",
+    "predicted_ratio timed the product by its flops alone and left out its bytes: the product "
+    "moves its operands and its result too, and where the arithmetic rate is high next to the "
+    "bandwidth, bytes / bandwidth is the larger bound. Each formulation's time is "
+    "max(bytes / bandwidth, flops / rate) + overhead",
+    _product_by_flops,
+)
+RATIO_MISTAKES = [SUM_NOT_MAX, NO_OVERHEAD, INVERTED, BYTES_ONLY, FLOPS_ONLY, PRODUCT_FLOPS_ONLY]
 
 # Every mistake this chapter recognises (judges.COMMON besides): ids unique within the chapter.
 MISTAKES = [*FWD_MISTAKES, ONE_HOT_FLAT, *COST_MISTAKES, *RATIO_MISTAKES]

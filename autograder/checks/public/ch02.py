@@ -129,8 +129,9 @@ def _first_axis_loop(case, want):
 TRAP = (
     "repeated ids overwrote each other instead of accumulating: an id that occurs k times must "
     "receive the sum of its k gradients, but dE[ids] += g (or dE[ids] = g) keeps only one of them, "
-    "because numpy reads all rows first and writes each repeated row once. Accumulate with a loop "
-    "over positions, np.add.at, or np.bincount"
+    "because numpy reads all rows first and writes each repeated row once (buffered). Accumulate "
+    "unbuffered: np.add.at(dE, flat_ids, flat_grads) adds every occurrence (as PyTorch's "
+    "index_add_ does); a loop over positions or np.bincount per column works too"
 )
 ONLY_1D = (
     "it works only for 1-D ids: ids can have any shape ((B, T), more axes, or 0-d). Flatten ids "

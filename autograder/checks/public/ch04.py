@@ -382,7 +382,7 @@ REDUCEAT_LAST = Mistake(
 MODE_NOT_CHECKED = Mistake("mode-not-checked", "an unknown mode did not raise ValueError")
 FLOAT32_DRIFT = Mistake(
     "float32-drift",
-    "too many float32 roundings: a running sum over all the bags (np.cumsum, then differences "
+    "too many float32 roundings: a float32 running sum over all the bags (np.cumsum, then differences "
     "at the offsets) makes the sum of a short bag after a long one the difference of two large "
     "float32 numbers, and the digits it needs are lost. Sum each bag's rows on its own, or "
     "accumulate in float64 and convert the means back to E's dtype",

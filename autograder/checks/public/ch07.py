@@ -12,7 +12,9 @@ the training split, an uncentered fit, ...) are read from the case: ``meta["curv
 held-out errors for d = 0, 1, ... (what an off-by-one rank gives) and ``meta["wrong"]`` what
 the other mistakes give; a visible test states them literally, the hidden checks compute them.
 ``best_dim`` returns an int; its mistakes come from the case's ``max_d``, the expected d and the
-curve.
+curve. Its cases also ask for the student's own ``heldout_error`` at d = 0, ..., max_d
+(``held_curve_calls``, read back as ``Outcome.companion``): a best_dim that returns the argmin of
+a wrong curve is told its search is right and sent to Part C.
 """
 
 from __future__ import annotations
@@ -103,12 +105,13 @@ NOT_CENTERED = Mistake(
     "instead of on the users' and items' structure",
     _wrong("uncentered"),
 )
-# At d = 0 no direction is kept: the uncentered model is the zero matrix.
+# At d = 0 no direction is kept: the uncentered model and the centered one whose mean was not
+# added back are both the zero matrix, so one message names both.
 NOT_CENTERED_AT_0 = (
-    "fitted the SVD to M_train itself (no mean taken out), and so predicted 0 everywhere at "
-    "d = 0: a rank-0 fit keeps no direction and is the zero matrix. The model is M_train's mean plus its first d "
-    "directions, so at d = 0 it predicts the mean everywhere: subtract the mean before the SVD "
-    "and add it back to the prediction"
+    "predicted 0 everywhere at d = 0: no mean taken out (it fitted the SVD to M_train itself), or "
+    "the mean taken out and not added back; at d = 0 both give the zero matrix. The model is "
+    "M_train's mean plus its first d directions, so at d = 0 it predicts the mean everywhere: "
+    "subtract the mean before the SVD and add it back to the prediction"
 )
 MEAN_NOT_ADDED = Mistake(
     "mean-not-added-back",
@@ -234,6 +237,65 @@ TIE_LARGER = Mistake(
 )
 BEST_MISTAKES = [TIE_LARGER, CHOSE_BY_TRAIN, MAX_D_EXCLUDED, ZERO_EXCLUDED, ARGMAX, INDEX_NOT_DIM]
 FLOAT_DIM = Mistake("float-dim", "a float where the dimension, an int, is due")
+HELD_CARRIED_OVER = Mistake(
+    "heldout-error-carried-over",
+    "a right search over a wrong heldout_error: best_dim returned the smallest d of your own "
+    "heldout_error's errors, but your heldout_error is wrong on this case",
+)
+
+
+def held_curve_calls(case):
+    """The calls of the student's heldout_error a best_dim case asks for (Outcome.companion):
+    d = 0, ..., max_d on the case's matrices."""
+    M_train, M_val, max_d = case.args[:3]
+    return HELD, [(M_train, M_val, d) for d in range(int(max_d) + 1)]
+
+
+def _carried_over(case, got, g):
+    """A message when best_dim's wrong answer g is the argmin (the smallest d on a tie) of the
+    student's own heldout_error on the case (got.companion): the search is right, and since a
+    right heldout_error's argmin is the expected d, the student's heldout_error is wrong here
+    (where, when the case states the right curve, meta["curve"]); else None."""
+    own, right = _curve_of(case, got.companion), _curve_of(case, case.meta.get("curve"))
+    if own is None or int(np.argmin(own)) != g:
+        return None
+    where = ""
+    if right is not None:
+        wrong = [d for d in range(len(own)) if not math.isclose(own[d], right[d], rel_tol=1e-5)]
+        where = f" (at d = {', '.join(map(str, wrong[:4]))}{', ...' if len(wrong) > 4 else ''})"
+    return HELD_CARRIED_OVER.said(
+        f"{BEST}'s search is right for your {HELD} (for {case.label}): it returned d = {g}, the "
+        f"d with the smallest of your {HELD}'s errors for d = 0, ..., {len(own) - 1}. But your "
+        f"{HELD} is wrong on this case{where}, so its smallest error sits at another d than the "
+        f"right one{_looks_like(case, own)}. Part C's tests name the mistake: fix {HELD} first "
+        "and this cell passes."
+    )
+
+
+def _looks_like(case, own):
+    """What the student's own held-out curve looks like, when it is one of two mistakes the
+    search cannot undo: a curve that never rises (the training error), or the uncentered fit's
+    curve (computed here from the case's matrices: a mistake model, not the reference)."""
+    M_train, M_val = (np.asarray(a, dtype=np.float64) for a in case.args[:2])
+    U, s, Vt = np.linalg.svd(M_train, full_matrices=False)
+    uncentered = [np.mean(((U[:, :d] * s[:d]) @ Vt[:d] - M_val) ** 2) for d in range(len(own))]
+    if np.allclose(own, uncentered, rtol=1e-6, atol=0.0):
+        return f": your errors are those of a {HELD} that fitted the SVD to M_train itself"
+    if len(own) > 1 and np.all(np.diff(own) <= 0):
+        return (
+            f": your errors never rise as d grows, as if {HELD} measured the error on the "
+            "training split"
+        )
+    return ""
+
+
+def _curve_of(case, curve):
+    """Held-out errors for d = 0, ..., max_d as an array; None when unknown or not finite."""
+    n = _max_d(case) + 1
+    if curve is None or len(curve) < n or any(c is None for c in curve[:n]):
+        return None
+    curve = np.asarray(curve[:n], dtype=np.float64)
+    return curve if np.isfinite(curve).all() else None
 
 
 def best_judge(case, got, want):
@@ -253,6 +315,9 @@ def best_judge(case, got, want):
                 "(int(np.argmin(errors)))."
             )
         return None
+    carried = _carried_over(case, got, g)
+    if carried:
+        return carried
     for m in BEST_MISTAKES:
         for alt in m.predictions(case, w):
             if alt is not None and alt != w and g == alt:
@@ -264,7 +329,7 @@ def best_judge(case, got, want):
     )
 
 
-MISTAKES += [*HELD_MISTAKES, NOT_A_NUMBER, *BEST_MISTAKES, FLOAT_DIM]
+MISTAKES += [*HELD_MISTAKES, NOT_A_NUMBER, *BEST_MISTAKES, FLOAT_DIM, HELD_CARRIED_OVER]
 
 
 def _cost_args(case):
@@ -547,4 +612,4 @@ JUDGES = {
     HELD: heldout_judge,
     BEST: best_judge,
 }
-expect = make_expect(JUDGES, MISTAKES)
+expect = make_expect(JUDGES, MISTAKES, {BEST: held_curve_calls})
