@@ -250,3 +250,35 @@ def test_each_part_heading_states_the_points_of_its_test_cells(assignment):
             given[part] += notebooks.points({"cells": [cell]})[notebooks.grade_id(cell)]
     assert stated, "no '## Part X: ... (N points)' heading"
     assert given == stated, f"points by part, from the cells {given} and the headings {stated}"
+
+
+@pytest.mark.parametrize("assignment", assignments())
+def test_the_points_table_states_the_points_of_each_function(assignment):
+    """The notebook's first cell tells a student each graded function's points (`| A | `route` |
+    3 |`, or one row for several functions): for each row, the sum of the points of the test
+    cells that grade its functions (a test cell grades the function its hidden checks call)."""
+    from autograder.checks import module_for
+    from autograder.checks.framework import registry
+
+    nb = notebooks.read(release_notebook(assignment))
+    rows = re.findall(
+        r"^\| *[A-Z] *\| *(`.+?) *\| *([\d.]+) *\|$", notebooks.source(nb["cells"][0]), re.M
+    )
+    assert rows, "no '| Part | Function | Points |' table in the first cell"
+    checks = registry(module_for(assignment))
+    given: dict[str, float] = {}
+    for grade_id, points in notebooks.points(nb).items():
+        function = checks[grade_id].function
+        given[function] = given.get(function, 0.0) + points
+    stated = {}
+    for names, points in rows:
+        functions = tuple(re.findall(r"`(\w+)`", names))
+        stated[functions] = float(points)
+    from_cells = {fs: sum(given.get(f, 0.0) for f in fs) for fs in stated}
+    assert from_cells == stated, (
+        f"points by table row, from the cells {from_cells}; the table {stated}"
+    )
+    listed = {f for fs in stated for f in fs}
+    assert listed == set(given), (
+        f"graded functions {sorted(given)}; the table lists {sorted(listed)}"
+    )
