@@ -281,8 +281,8 @@ def tied_bigram_loss_grad(E, x, y):
         id="output-path-doubled",
     ),
     # Part A alone; the reference tied function calls it (as the notebook suggests), so the
-    # mistake carries over into Part B's value cells, as the Part B cell says: 2 of 10 points
-    # (the untied loss and tied types cells), where one test_untied cell gave 0 of 10.
+    # mistake carries over into Part B's value cells, as the Part B cell says: 3 of 10 points
+    # kept (the untied loss and tied types cells).
     "gradients not divided by N (untied)": Mistake(
         {
             "untied_bigram_loss_grad": """
