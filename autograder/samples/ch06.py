@@ -472,6 +472,25 @@ def initial_loss(E, W, ids, targets):
         says="subtract each row's largest logit",
         id="no-max-subtraction",
     ),
+    # Exercise 5's global-max: one shift for every row. The x1000 example (equal row maxima)
+    # passes; the example whose row maxima are far apart gives log(0) = -inf.
+    "the batch's maximum subtracted, not each row's": Mistake(
+        {
+            "initial_loss": """
+import numpy as np
+
+def initial_loss(E, W, ids, targets):
+    x, y = np.ravel(ids), np.ravel(targets)
+    Z = E[x].astype(np.float64) @ W.astype(np.float64).T
+    Z = Z - Z.max()   # one maximum for the whole batch
+    return float(np.mean(np.log(np.exp(Z).sum(axis=1)) - Z[np.arange(x.size), y]))
+""",
+            "scale_for_initial_loss": _OWN_SCALE,
+        },
+        fails={"test_initial_loss_large"},
+        says="one maximum for the whole batch was subtracted",
+        id="global-max",
+    ),
     "only the upper edge of the band": Mistake(
         {"scale_for_initial_loss": _scale("loss <= log_V + tol")},
         fails={"test_scale_band", "test_scale_tolerance"},

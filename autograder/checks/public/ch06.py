@@ -413,7 +413,53 @@ NO_MAX = Mistake(
     "subtract each row's largest logit m first and take the log-softmax as "
     "(z_y - m) - log(sum_j exp(z_j - m)), never exp(z) directly nor log(softmax(z))",
 )
+# Exercise 5's wording: the same mistake, made in the same log-softmax.
+GLOBAL_MAX = Mistake(
+    "global-max",
+    "one maximum for the whole batch was subtracted (Z - Z.max()), not each row's own: in a "
+    "row whose largest logit is far below the batch's, exp underflows to 0 in every entry, so "
+    "its softmax is 0 / 0 and its log-sum-exp log(0) = -inf. Subtract each row's own maximum, "
+    "Z - Z.max(axis=1, keepdims=True)",
+)
+UNSTABLE_SOFTMAX = Mistake(
+    "unstable-softmax",
+    "exp overflowed or underflowed: the softmax must subtract each row's own maximum logit "
+    "before exp, Z - Z.max(axis=1, keepdims=True). Without any shift, exp of these logits "
+    "overflows (inf / inf = NaN); with one shift for the whole batch (Z.max()), a row whose "
+    "largest logit is far below the batch's underflows to 0 / 0",
+)
 LOSS_MISTAKES = [LOG2, LOG10, SUM_POSITIONS, FIRST_AXIS_MEAN]
+
+
+def _unstable(case) -> tuple[bool, bool]:
+    """(could exp of an unshifted logit overflow here, could one shift for the whole batch
+    underflow a whole row here), in float64 or the table's dtype: exp overflows above log(largest
+    float) and underflows to 0 below log(smallest subnormal)."""
+    E, W, ids = case.args[0], case.args[1], case.args[2]
+    x = np.asarray(ids).reshape(-1).astype(np.int64)
+    top = (np.asarray(E, dtype=np.float64)[x] @ np.asarray(W, dtype=np.float64).T).max(axis=1)
+    dtypes = {np.dtype(np.float64), np.dtype(np.asarray(E).dtype)}
+    over = any(top.max() > np.log(np.finfo(dt).max) for dt in dtypes)
+    spread = top.max() - top.min()
+    under = any(spread > -np.log(float(np.finfo(dt).smallest_subnormal)) for dt in dtypes)
+    return over, under
+
+
+def _non_finite(case, g) -> str:
+    """A loss of inf or NaN: which softmax broke, told apart by what the case's logits allow and,
+    where both could happen, by the sign (log(0) = -inf: a row's normalizer underflowed)."""
+    over, under = _unstable(case)
+    if under and (g == -math.inf or not over):
+        mistake = GLOBAL_MAX
+    elif over and (g == math.inf or not under):
+        mistake = NO_MAX
+    elif over and under:
+        mistake = UNSTABLE_SOFTMAX
+    else:
+        mistake = NO_MAX
+    return mistake.said(f"{LOSS} returned {g} for {case.label}: {mistake.message}.")
+
+
 NOT_ONE_NUMBER = Mistake("not-one-number", "one number (a float) was due")
 
 
@@ -454,7 +500,7 @@ def loss_judge(case, got, want):
     if _near(g, w, LOSS_RTOL):
         return None
     if not math.isfinite(g):
-        return NO_MAX.said(f"{LOSS} returned {g} for {case.label}: {NO_MAX.message}.")
+        return _non_finite(case, g)
     named = _named_number(LOSS, case, g, w, LOSS_MISTAKES, LOSS_RTOL)
     if named:
         return named
@@ -533,7 +579,8 @@ INIT_MISTAKES = [SCHEME_NOT_CHECKED, *SCALE_MISTAKES, CONSTANT, UNIFORM_CENTRED,
 INIT_MISTAKES += [FIXED_SEED]
 # Every mistake this chapter recognises (judges.COMMON besides): ids unique within the chapter.
 MISTAKES = [*INIT_MISTAKES, *ROW_MISTAKES, GAMMA_OVERFLOW, NOT_A_FLOAT, NOT_EXACT]
-MISTAKES += [*LOSS_MISTAKES, NO_MAX, NOT_ONE_NUMBER, ONE_SIDED, BOTH_TABLES, APPROXIMATION]
+MISTAKES += [*LOSS_MISTAKES, NO_MAX, GLOBAL_MAX, UNSTABLE_SOFTMAX, NOT_ONE_NUMBER, ONE_SIDED]
+MISTAKES += [BOTH_TABLES, APPROXIMATION]
 MISTAKES += [AT_LOG_V, NOT_PRECISE]
 
 
