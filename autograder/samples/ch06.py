@@ -441,6 +441,22 @@ def expected_row_length(d, sigma):
         says="in bits",
         id="log2-loss",
     ),
+    # The same mistake with the reference search, which calls it: it carries over into Part D,
+    # and each of Part D's messages says so first (the visible ones from the student's own
+    # initial_loss on a table of zeros, the graded ones as a condition).
+    "loss in bits (log2), used by the scale search": Mistake(
+        {"initial_loss": _loss("return float(np.mean(per) / math.log(2))")},
+        fails={
+            "test_initial_loss_values",
+            "test_initial_loss_batch",
+            "test_initial_loss_large",
+            "test_scale_values",
+            "test_scale_band",
+            "test_scale_tolerance",
+        },
+        says="in bits",
+        id="log2-loss",
+    ),
     "summed over positions": Mistake(
         {"initial_loss": _loss("return float(np.sum(per))"), "scale_for_initial_loss": _OWN_SCALE},
         fails={"test_initial_loss_values", "test_initial_loss_batch", "test_initial_loss_large"},

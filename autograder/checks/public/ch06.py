@@ -32,10 +32,13 @@ from ..judges import (
     RETURNED_NONE,
     TRANSPOSED,
     WRONG_DTYPE,
+    Case,
+    Diagnosis,
     Mistake,
     array_judge,
     common_problems,
     mistake_id,
+    outcome_of,
 )
 from ..visible import make_expect
 
@@ -542,8 +545,7 @@ BITS = Mistake(LOG2.name, LOG2.message, _from_meta("bits"))  # the same mistake,
 AT_LOG_V = Mistake(
     "targets-log-v-exactly",
     "returned a scale where the loss equals log V (s = 0, or where a loss that dipped below "
-    "log V comes back to it): the answer is where |loss - log V| first reaches tol. (If your "
-    "search did look for that, check that initial_loss gives exactly log V for a zero table)",
+    "log V comes back to it): the answer is where |loss - log V| first reaches tol",
     _from_meta("at_log_v"),
 )
 NOT_PRECISE = Mistake(
@@ -554,7 +556,70 @@ NOT_PRECISE = Mistake(
 SCALE_MODELS = [ONE_SIDED, BOTH_TABLES, APPROXIMATION, BITS, AT_LOG_V]
 
 
+# A wrong scale that a mistake in initial_loss can cause: the search calls it.
+CARRIED = (
+    f"A mistake in your {LOSS} carries over into {SCALE}, which calls it: make Part C's tests "
+    "pass first."
+)
+
+
+def _zero_table_problem(case) -> str | None:
+    """What the student's initial_loss (handed to a visible test as ``part_c=initial_loss``) gets
+    wrong on a table of zeros, whose loss is exactly log V; None when it is right there, or when
+    the judge was not given it (the graded checks call scale_for_initial_loss alone)."""
+    part_c = case.meta.get("part_c")
+    if part_c is None:
+        return None
+    E, W, ids, targets = case.args[:4]
+    zero = Case("a table of zeros", (np.zeros_like(E), W, ids, targets))
+    out = outcome_of(part_c, zero)
+    if out.error_type is not None:
+        return f"for a table of zeros it raised {out.error_type}"
+    if out.is_tuple or out.value is None or out.value.size != 1:
+        return "for a table of zeros it does not return one number"
+    v, log_V = float(np.asarray(out.value, dtype=np.float64).reshape(-1)[0]), math.log(W.shape[0])
+    if _near(v, log_V, LOSS_RTOL):
+        return None
+    named = next(
+        (
+            m
+            for m in LOSS_MISTAKES
+            for alt in m.predictions(zero, log_V)
+            if _near(v, float(alt), LOSS_RTOL)
+        ),
+        None,
+    )
+    return f"for a table of zeros it gives {v:.6g}, not log V = {log_V:.6g}" + (
+        f": it {named.message}" if named else ""
+    )
+
+
 def loss_scale_judge(case, got, want):
+    """scale_for_initial_loss's value; a wrong one that a mistake in initial_loss can explain
+    says so first: certainly, when a visible test hands the judge the student's initial_loss and
+    it is wrong for a table of zeros; as a condition, in a graded check (which cannot call it)
+    whose wrong scale is one such a mistake gives."""
+    message = _scale_message(case, got, want)
+    if not message:
+        return message
+    problem = _zero_table_problem(case)
+    if problem:
+        head = f"{CARRIED} Your {LOSS} is wrong: {problem}. What this test saw: "
+    elif case.meta.get("part_c") is None and getattr(message, "mistake", "") in (
+        BITS.name,
+        AT_LOG_V.name,
+        "",
+    ):
+        head = (
+            f"If your {LOSS} fails Part C's tests, fix it first: a mistake there carries over "
+            f"into {SCALE}, which calls it. "
+        )
+    else:
+        return message
+    return Diagnosis(head + str(message), getattr(message, "mistake", ""))
+
+
+def _scale_message(case, got, want):
     problem, g, w = _number(case, got, want, SCALE)
     if problem:
         return problem
