@@ -265,6 +265,24 @@ def initial_loss_batch():
     ]
 
 
+# The visible test's second model: row 0's logits [350, 350, 700], row 1's [-400, -400, -800]. No
+# logit overflows exp, but one shift for the whole batch (700) underflows all of row 1.
+MIXED_E = np.array([[350.0, 350.0], [-400.0, -400.0], [0.0, 0.0]])
+MIXED_W = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+
+
+def _far_apart_rows(V, d, N, seed):
+    """A random model whose output layer's first column is 1 (a bias feature) and whose table's
+    first column is 600 in half the rows and -300 in the others: each row's largest logit is
+    about 600 or about -300, so a naive exp does not overflow (below 709) but one maximum for the
+    whole batch underflows the low rows (more than 745 below it)."""
+    E, W, ids, targets = reference.function(A, "random_model")(V, d, N, seed)
+    E, W = E.copy(), W.copy()
+    W[:, 0] = 1.0
+    E[:, 0] = np.where(np.arange(V) < V // 2, 600.0, -300.0)
+    return E, W, ids, targets
+
+
 @check("test_initial_loss_large", "initial_loss", loss_judge)
 def initial_loss_large():
     """initial_loss: finite for logits in the thousands (log-sum-exp)"""
@@ -279,7 +297,19 @@ def initial_loss_large():
             np.array([2, 1, 0]),
             shown=True,
         ),
+        loss_case(
+            "logits up to 700 in some rows and below -200 in others (row maxima far apart)",
+            MIXED_E,
+            MIXED_W,
+            np.array([0, 1]),
+            np.array([0, 0]),
+            shown=True,
+        ),
         loss_case("a random model's table times 300", 300 * E, W, ids, targets),
+        loss_case(
+            "a model with a bias column: row maxima from about -300 to 600",
+            *_far_apart_rows(12, 4, 40, 522),
+        ),
         loss_case("a float32 table times 50", np.float32(50) * E32, W32, ids32, targets32),
     ]
 

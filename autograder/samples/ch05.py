@@ -280,9 +280,48 @@ def tied_bigram_loss_grad(E, x, y):
         says="output path twice",
         id="output-path-doubled",
     ),
+    # The shared weights taken as a compromise between two tables: the mean of the two paths.
+    "the two paths averaged, not added": Mistake(
+        {
+            "tied_bigram_loss_grad": """
+def tied_bigram_loss_grad(E, x, y):
+    loss, dE_in, dW_out = untied_bigram_loss_grad(E, E, x, y)
+    return loss, (dE_in + dW_out) / 2   # one table for both roles: average its two gradients
+"""
+        },
+        fails=ALL_TIED,
+        says="the two paths' gradients were averaged",
+        id="paths-averaged",
+    ),
+    # Part A without the maximum subtracted: the loss and both gradients break on large logits
+    # (visible too: the loss, dE_in and dW_out cells have the example times 40), and the tied
+    # function that calls it carries it over, with a pointer back to Part A.
+    "naive softmax (untied)": Mistake(
+        {
+            "untied_bigram_loss_grad": """
+import numpy as np
+
+def untied_bigram_loss_grad(E_in, W_out, x, y):
+    N = len(x)
+    H = E_in[x]
+    Z = H @ W_out.T
+    P = np.exp(Z) / np.exp(Z).sum(axis=1, keepdims=True)   # no maximum subtracted
+    loss = float(np.mean(np.log(np.exp(Z).sum(axis=1)) - Z[np.arange(N), y]))
+    D = P.copy()
+    D[np.arange(N), y] -= 1
+    D /= N
+    dE_in = np.zeros_like(E_in)
+    np.add.at(dE_in, x, D @ W_out)
+    return loss, dE_in, D.T @ H
+""",
+        },
+        fails={"test_untied_loss", "test_tied_large_logits"} | UNTIED_GRADS,
+        says="no maximum was subtracted before exp",
+        id="naive-softmax",
+    ),
     # Part A alone; the reference tied function calls it (as the notebook suggests), so the
-    # mistake carries over into Part B's value cells, as the Part B cell says: 2 of 10 points
-    # (the untied loss and tied types cells), where one test_untied cell gave 0 of 10.
+    # mistake carries over into Part B's value cells, as the Part B cell says: 3 of 10 points
+    # kept (the untied loss and tied types cells).
     "gradients not divided by N (untied)": Mistake(
         {
             "untied_bigram_loss_grad": """

@@ -441,6 +441,22 @@ def expected_row_length(d, sigma):
         says="in bits",
         id="log2-loss",
     ),
+    # The same mistake with the reference search, which calls it: it carries over into Part D,
+    # and each of Part D's messages says so first (the visible ones from the student's own
+    # initial_loss on a table of zeros, the graded ones as a condition).
+    "loss in bits (log2), used by the scale search": Mistake(
+        {"initial_loss": _loss("return float(np.mean(per) / math.log(2))")},
+        fails={
+            "test_initial_loss_values",
+            "test_initial_loss_batch",
+            "test_initial_loss_large",
+            "test_scale_values",
+            "test_scale_band",
+            "test_scale_tolerance",
+        },
+        says="in bits",
+        id="log2-loss",
+    ),
     "summed over positions": Mistake(
         {"initial_loss": _loss("return float(np.sum(per))"), "scale_for_initial_loss": _OWN_SCALE},
         fails={"test_initial_loss_values", "test_initial_loss_batch", "test_initial_loss_large"},
@@ -471,6 +487,25 @@ def initial_loss(E, W, ids, targets):
         fails={"test_initial_loss_large"},
         says="subtract each row's largest logit",
         id="no-max-subtraction",
+    ),
+    # Exercise 5's global-max: one shift for every row. The x1000 example (equal row maxima)
+    # passes; the example whose row maxima are far apart gives log(0) = -inf.
+    "the batch's maximum subtracted, not each row's": Mistake(
+        {
+            "initial_loss": """
+import numpy as np
+
+def initial_loss(E, W, ids, targets):
+    x, y = np.ravel(ids), np.ravel(targets)
+    Z = E[x].astype(np.float64) @ W.astype(np.float64).T
+    Z = Z - Z.max()   # one maximum for the whole batch
+    return float(np.mean(np.log(np.exp(Z).sum(axis=1)) - Z[np.arange(x.size), y]))
+""",
+            "scale_for_initial_loss": _OWN_SCALE,
+        },
+        fails={"test_initial_loss_large"},
+        says="one maximum for the whole batch was subtracted",
+        id="global-max",
     ),
     "only the upper edge of the band": Mistake(
         {"scale_for_initial_loss": _scale("loss <= log_V + tol")},

@@ -18,7 +18,16 @@ from __future__ import annotations
 import numpy as np
 
 from ..compare import close, differing_rows, expected, fmt, shown, tolerance
-from ..judges import TRANSPOSED, WRONG_DTYPE, Case, Mistake, Outcome, common_problems
+from ..judges import (
+    TRANSPOSED,
+    WRONG_DTYPE,
+    Case,
+    Diagnosis,
+    Mistake,
+    Outcome,
+    common_problems,
+    outcome_of,
+)
 from ..visible import make_expect
 
 UNTIED = "untied_bigram_loss_grad"
@@ -77,6 +86,11 @@ def _output_doubled(case, want):
 def _input_only(case, want):
     input_path = _rows_into_table(case, last_only=False)
     return None if input_path is None else [want[0], input_path]
+
+
+def _paths_averaged(case, want):
+    """(dE_in + dW_out) / 2: the expected dE halved."""
+    return [want[0], np.asarray(want[1], dtype=np.float64) / 2.0]
 
 
 def _tied_overwritten(case, want):
@@ -152,6 +166,13 @@ TIED_MISTAKES = [
         "repeated input ids were overwritten (dE[x] += ... and dE[x] = ... keep one write per row). "
         "Every occurrence must add its row, e.g. with np.add.at or S^T (Delta E)",
         _tied_overwritten,
+    ),
+    Mistake(
+        "paths-averaged",
+        "dE is half the right gradient: the two paths' gradients were averaged ((dE_in + dW_out) "
+        "/ 2). One table on two paths is not a compromise between two tables: the chain rule "
+        "adds one term per path, dE = Delta^T H + S^T (Delta E), the untied gradients summed",
+        _paths_averaged,
     ),
     *_averaging_mistakes("", "the loss and dE", "dE is"),
 ]
@@ -370,6 +391,69 @@ def _value_message(case, got, want, fname, names, oks, keep, tol) -> str:
     return f"{fname} returned a wrong result for {case.label}."  # pragma: no cover
 
 
+# Part B's mistakes that Part A can make too (the reference tied function calls the untied one,
+# as the notebook suggests): a Part B message naming one of them points to Part A.
+PART_A_TOO = {
+    "trap-overwrite",
+    "not-averaged",
+    "loss-not-averaged",
+    "grad-not-averaged",
+    "naive-softmax",
+    "global-max",
+    "unstable-softmax",
+    "log-underflow",
+    "wrong-dtype",
+    "loss-not-float",
+}
+
+
+def _untied_gives(case, got, part_a) -> bool:
+    """The student's untied function, called on (E, E, x, y), gives what their tied function
+    gave: its loss and its dE_in + dW_out (the same types, NaN where the tied result has NaN)."""
+    E, x, y = case.args
+    out = outcome_of(part_a, Case(case.label, (E, E, x, y)))
+    if out.error_type is not None or not out.is_tuple or len(out.values) != 3:
+        return False  # a stub or a broken Part A: no claim about it
+    loss, dE_in, dW_out = out.values
+    if dE_in.shape != dW_out.shape or len(got.values) != 2:
+        return False
+    tied = [loss, dE_in + dW_out]
+    if out.types[0] != got.types[0] or tied[1].dtype != got.values[1].dtype:
+        return False
+    tol = _tol(case, np.asarray(E).dtype)
+    return all(
+        np.shape(t) == np.shape(g)
+        and np.allclose(
+            np.asarray(t, dtype=np.float64),
+            np.asarray(g, dtype=np.float64),
+            rtol=tol[0],
+            atol=tol[1],
+            equal_nan=True,
+        )
+        for t, g in zip(tied, got.values, strict=True)
+    )
+
+
+def part_a_pointer(case: Case, got, message):
+    """A Part B message naming a mistake that Part A can make too, with a pointer to Part A: in
+    a visible test that hands the judge the student's untied function (``part_a=...``), only when
+    it gives the same wrong result; elsewhere (the graded checks call the tied function alone),
+    as a conditional pointer."""
+    if not message or getattr(message, "mistake", "") not in PART_A_TOO:
+        return message
+    part_a = case.meta.get("part_a")
+    if part_a is None:
+        tail = (
+            f" (If your {TIED} calls your {UNTIED}, the mistake may be there: make Part A's tests "
+            "pass first.)"
+        )
+    elif _untied_gives(case, got, part_a):
+        tail = f" (Your {UNTIED} fails the same way: fix Part A first.)"
+    else:
+        return message
+    return Diagnosis(str(message) + tail, message.mistake)
+
+
 def tuple_judge(fname: str, names: list[str], mistakes=(), check_types: bool = False, only=None):
     """Judge a function returning (loss, table, ...): form, then (optionally) types, then values.
     ``only`` (an index into ``names``) grades that element alone (its type and its values); the
@@ -422,11 +506,22 @@ untied_judges = {
     name: tuple_judge(UNTIED, UNTIED_NAMES, UNTIED_MISTAKES, check_types=True, only=i)
     for i, name in enumerate(UNTIED_NAMES)
 }
-tied_judge = tuple_judge(TIED, TIED_NAMES, TIED_MISTAKES)
+_tied_values_judge = tuple_judge(TIED, TIED_NAMES, TIED_MISTAKES)
+
+
+def tied_judge(case: Case, got, want) -> str | None:
+    """tied_bigram_loss_grad's values, a mistake Part A can make too pointing to Part A."""
+    return part_a_pointer(case, got, _tied_values_judge(case, got, want))
+
+
+def tied_types_judge(case: Case, got, want) -> str | None:
+    """tied_bigram_loss_grad's form and types, a wrong dtype pointing to Part A."""
+    return part_a_pointer(case, got, types_only_judge(case, got, want))
+
 
 JUDGES = {
     **{f"{UNTIED}:{name}": judge for name, judge in untied_judges.items()},
     TIED: tied_judge,
-    f"{TIED}:types": types_only_judge,
+    f"{TIED}:types": tied_types_judge,
 }
 expect = make_expect(JUDGES, MISTAKES)

@@ -32,10 +32,13 @@ from ..judges import (
     RETURNED_NONE,
     TRANSPOSED,
     WRONG_DTYPE,
+    Case,
+    Diagnosis,
     Mistake,
     array_judge,
     common_problems,
     mistake_id,
+    outcome_of,
 )
 from ..visible import make_expect
 
@@ -413,7 +416,53 @@ NO_MAX = Mistake(
     "subtract each row's largest logit m first and take the log-softmax as "
     "(z_y - m) - log(sum_j exp(z_j - m)), never exp(z) directly nor log(softmax(z))",
 )
+# Exercise 5's wording: the same mistake, made in the same log-softmax.
+GLOBAL_MAX = Mistake(
+    "global-max",
+    "one maximum for the whole batch was subtracted (Z - Z.max()), not each row's own: in a "
+    "row whose largest logit is far below the batch's, exp underflows to 0 in every entry, so "
+    "its softmax is 0 / 0 and its log-sum-exp log(0) = -inf. Subtract each row's own maximum, "
+    "Z - Z.max(axis=1, keepdims=True)",
+)
+UNSTABLE_SOFTMAX = Mistake(
+    "unstable-softmax",
+    "exp overflowed or underflowed: the softmax must subtract each row's own maximum logit "
+    "before exp, Z - Z.max(axis=1, keepdims=True). Without any shift, exp of these logits "
+    "overflows (inf / inf = NaN); with one shift for the whole batch (Z.max()), a row whose "
+    "largest logit is far below the batch's underflows to 0 / 0",
+)
 LOSS_MISTAKES = [LOG2, LOG10, SUM_POSITIONS, FIRST_AXIS_MEAN]
+
+
+def _unstable(case) -> tuple[bool, bool]:
+    """(could exp of an unshifted logit overflow here, could one shift for the whole batch
+    underflow a whole row here), in float64 or the table's dtype: exp overflows above log(largest
+    float) and underflows to 0 below log(smallest subnormal)."""
+    E, W, ids = case.args[0], case.args[1], case.args[2]
+    x = np.asarray(ids).reshape(-1).astype(np.int64)
+    top = (np.asarray(E, dtype=np.float64)[x] @ np.asarray(W, dtype=np.float64).T).max(axis=1)
+    dtypes = {np.dtype(np.float64), np.dtype(np.asarray(E).dtype)}
+    over = any(top.max() > np.log(np.finfo(dt).max) for dt in dtypes)
+    spread = top.max() - top.min()
+    under = any(spread > -np.log(float(np.finfo(dt).smallest_subnormal)) for dt in dtypes)
+    return over, under
+
+
+def _non_finite(case, g) -> str:
+    """A loss of inf or NaN: which softmax broke, told apart by what the case's logits allow and,
+    where both could happen, by the sign (log(0) = -inf: a row's normalizer underflowed)."""
+    over, under = _unstable(case)
+    if under and (g == -math.inf or not over):
+        mistake = GLOBAL_MAX
+    elif over and (g == math.inf or not under):
+        mistake = NO_MAX
+    elif over and under:
+        mistake = UNSTABLE_SOFTMAX
+    else:
+        mistake = NO_MAX
+    return mistake.said(f"{LOSS} returned {g} for {case.label}: {mistake.message}.")
+
+
 NOT_ONE_NUMBER = Mistake("not-one-number", "one number (a float) was due")
 
 
@@ -454,7 +503,7 @@ def loss_judge(case, got, want):
     if _near(g, w, LOSS_RTOL):
         return None
     if not math.isfinite(g):
-        return NO_MAX.said(f"{LOSS} returned {g} for {case.label}: {NO_MAX.message}.")
+        return _non_finite(case, g)
     named = _named_number(LOSS, case, g, w, LOSS_MISTAKES, LOSS_RTOL)
     if named:
         return named
@@ -496,8 +545,7 @@ BITS = Mistake(LOG2.name, LOG2.message, _from_meta("bits"))  # the same mistake,
 AT_LOG_V = Mistake(
     "targets-log-v-exactly",
     "returned a scale where the loss equals log V (s = 0, or where a loss that dipped below "
-    "log V comes back to it): the answer is where |loss - log V| first reaches tol. (If your "
-    "search did look for that, check that initial_loss gives exactly log V for a zero table)",
+    "log V comes back to it): the answer is where |loss - log V| first reaches tol",
     _from_meta("at_log_v"),
 )
 NOT_PRECISE = Mistake(
@@ -508,7 +556,70 @@ NOT_PRECISE = Mistake(
 SCALE_MODELS = [ONE_SIDED, BOTH_TABLES, APPROXIMATION, BITS, AT_LOG_V]
 
 
+# A wrong scale that a mistake in initial_loss can cause: the search calls it.
+CARRIED = (
+    f"A mistake in your {LOSS} carries over into {SCALE}, which calls it: make Part C's tests "
+    "pass first."
+)
+
+
+def _zero_table_problem(case) -> str | None:
+    """What the student's initial_loss (handed to a visible test as ``part_c=initial_loss``) gets
+    wrong on a table of zeros, whose loss is exactly log V; None when it is right there, or when
+    the judge was not given it (the graded checks call scale_for_initial_loss alone)."""
+    part_c = case.meta.get("part_c")
+    if part_c is None:
+        return None
+    E, W, ids, targets = case.args[:4]
+    zero = Case("a table of zeros", (np.zeros_like(E), W, ids, targets))
+    out = outcome_of(part_c, zero)
+    if out.error_type is not None:
+        return f"for a table of zeros it raised {out.error_type}"
+    if out.is_tuple or out.value is None or out.value.size != 1:
+        return "for a table of zeros it does not return one number"
+    v, log_V = float(np.asarray(out.value, dtype=np.float64).reshape(-1)[0]), math.log(W.shape[0])
+    if _near(v, log_V, LOSS_RTOL):
+        return None
+    named = next(
+        (
+            m
+            for m in LOSS_MISTAKES
+            for alt in m.predictions(zero, log_V)
+            if _near(v, float(alt), LOSS_RTOL)
+        ),
+        None,
+    )
+    return f"for a table of zeros it gives {v:.6g}, not log V = {log_V:.6g}" + (
+        f": it {named.message}" if named else ""
+    )
+
+
 def loss_scale_judge(case, got, want):
+    """scale_for_initial_loss's value; a wrong one that a mistake in initial_loss can explain
+    says so first: certainly, when a visible test hands the judge the student's initial_loss and
+    it is wrong for a table of zeros; as a condition, in a graded check (which cannot call it)
+    whose wrong scale is one such a mistake gives."""
+    message = _scale_message(case, got, want)
+    if not message:
+        return message
+    problem = _zero_table_problem(case)
+    if problem:
+        head = f"{CARRIED} Your {LOSS} is wrong: {problem}. What this test saw: "
+    elif case.meta.get("part_c") is None and getattr(message, "mistake", "") in (
+        BITS.name,
+        AT_LOG_V.name,
+        "",
+    ):
+        head = (
+            f"If your {LOSS} fails Part C's tests, fix it first: a mistake there carries over "
+            f"into {SCALE}, which calls it. "
+        )
+    else:
+        return message
+    return Diagnosis(head + str(message), getattr(message, "mistake", ""))
+
+
+def _scale_message(case, got, want):
     problem, g, w = _number(case, got, want, SCALE)
     if problem:
         return problem
@@ -533,7 +644,8 @@ INIT_MISTAKES = [SCHEME_NOT_CHECKED, *SCALE_MISTAKES, CONSTANT, UNIFORM_CENTRED,
 INIT_MISTAKES += [FIXED_SEED]
 # Every mistake this chapter recognises (judges.COMMON besides): ids unique within the chapter.
 MISTAKES = [*INIT_MISTAKES, *ROW_MISTAKES, GAMMA_OVERFLOW, NOT_A_FLOAT, NOT_EXACT]
-MISTAKES += [*LOSS_MISTAKES, NO_MAX, NOT_ONE_NUMBER, ONE_SIDED, BOTH_TABLES, APPROXIMATION]
+MISTAKES += [*LOSS_MISTAKES, NO_MAX, GLOBAL_MAX, UNSTABLE_SOFTMAX, NOT_ONE_NUMBER, ONE_SIDED]
+MISTAKES += [BOTH_TABLES, APPROXIMATION]
 MISTAKES += [AT_LOG_V, NOT_PRECISE]
 
 
