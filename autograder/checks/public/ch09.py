@@ -4,7 +4,10 @@
 scale and offset closely, then names a classic mistake from what the answer has in common with the
 expected one (a predicate on the expected value and the student's, never a quantization computed
 afresh): one scale for the whole table, truncation, ties rounded up, 2^b levels, a constant row,
-codes that wrapped around, int8 codes, and the dtypes of FBGEMM's two formats.
+codes that wrapped around, int8 codes, and the dtypes of FBGEMM's two formats. Two narrower
+judges keep one mistake from costing every quantize cell: ``check="types"`` judges only the
+structure and the dtypes, ``check="constant"`` only the degenerate rows (constant, or with a
+float16 scale of 0), taking the other rows of the answer as right.
 
 ``route``'s mistake models need to know which shard owns each id; a case carries that in its
 meta, as chapter 4's cases carry their bags: ``meta["starts"]``, the (R,) first row of each shard,
