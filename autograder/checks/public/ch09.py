@@ -4,7 +4,10 @@
 scale and offset closely, then names a classic mistake from what the answer has in common with the
 expected one (a predicate on the expected value and the student's, never a quantization computed
 afresh): one scale for the whole table, truncation, ties rounded up, 2^b levels, a constant row,
-codes that wrapped around, int8 codes, and the dtypes of FBGEMM's two formats.
+codes that wrapped around, int8 codes, and the dtypes of FBGEMM's two formats. Two narrower
+judges keep one mistake from costing every quantize cell: ``check="types"`` judges only the
+structure and the dtypes, ``check="constant"`` only the degenerate rows (constant, or with a
+float16 scale of 0), taking the other rows of the answer as right.
 
 ``route``'s mistake models need to know which shard owns each id; a case carries that in its
 meta, as chapter 4's cases carry their bags: ``meta["starts"]``, the (R,) first row of each shard,
@@ -15,6 +18,8 @@ owners as arguments, so their models read the routing there.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 
@@ -103,7 +108,9 @@ def _ties_up(case, got, want):
 
 
 def _levels_2b(case, got, want):
-    moving = ~constant_rows(case)
+    # the rows with a range: not constant, or constant with a value float16 cannot hold (their
+    # range is the offset's rounding error, their codes 2^b - 1)
+    moving = ~constant_rows(case) | np.asarray(want[0]).astype(bool).any(axis=1)
     k = levels(case)
     w = np.asarray(want[1], np.float64)[moving]
     return moving.any() and near(np.asarray(got[1])[moving], w * k / (k + 1), 2e-3)
@@ -378,6 +385,63 @@ def quant_judge(extra=()):
         return _quant_wrong(case, got, want)
 
     return judge
+
+
+def quant_types_judge(case, got, want) -> str | None:
+    """Only the types of quantize_rows' answer: a tuple of three arrays of the right shapes, uint8
+    codes, and the scale and offset in the format's dtype. The values are judged elsewhere: an
+    answer with wrong values but the right types passes, so one wrong value costs no point here.
+    A changed input is judged elsewhere too (every other cell reports it)."""
+    got = dataclasses.replace(got, modified=[])
+    problem = common_problems(case, got, want, QUANT)
+    if problem or want.error_type is not None:
+        return problem
+    return _quant_structure(case, got, want) or _quant_dtypes(case, got, want)
+
+
+def degenerate_rows(case) -> np.ndarray:
+    """(V,) True for the rows test_quantize_constant_rows judges: the constant rows, and at 4 and
+    2 bits the rows whose float16 scale underflows to 0 (their range, from the float16 offset,
+    is under (2^b - 1) / 2^25)."""
+    E = np.asarray(case.args[0], np.float32)
+    rows = constant_rows(case)
+    if bits_of(case) < 8:
+        span = E.max(axis=1) - E.min(axis=1).astype(np.float16).astype(np.float32)
+        rows |= (span / np.float32(levels(case))).astype(np.float16) == 0
+    return rows
+
+
+def quant_rows_judge(rows_of, extra=()):
+    """A quantize_rows judge of only the rows ``rows_of(case)`` marks: the other rows of the
+    answer are taken as right (replaced by the expected ones) before the answer is judged, so a
+    mistake that touches only them costs no point here. The values only: dtypes are judged by
+    test_quantize_types."""
+    full = quant_judge(extra)
+
+    def judge(case, got, want) -> str | None:
+        problem = common_problems(case, got, want, QUANT)
+        if problem or want.error_type is not None:
+            return problem
+        problem = _quant_structure(case, got, want)
+        if problem:
+            return problem
+        skip = ~rows_of(case)
+        values = []
+        for g, w in zip(got.values, want.values, strict=True):
+            g = np.array(g, copy=True)
+            with np.errstate(invalid="ignore", over="ignore"):
+                g[skip] = np.asarray(w)[skip]
+            values.append(g)
+        w = want.values
+        if same_codes(values[0], w[0]) and near(values[1], w[1]) and near(values[2], w[2]):
+            return None
+        message = full(case, dataclasses.replace(got, values=values), want)
+        return message or f"{QUANT} is wrong for {case.label}."  # pragma: no cover
+
+    return judge
+
+
+quant_constant_judge = quant_rows_judge(degenerate_rows)
 
 
 def bits_judge(case, got, want) -> str | None:
@@ -872,6 +936,8 @@ def quant_shape_judge(case, got, want) -> str | None:
 JUDGES = {
     QUANT: quant_judge(),
     f"{QUANT}:shape": quant_shape_judge,
+    f"{QUANT}:types": quant_types_judge,
+    f"{QUANT}:constant": quant_constant_judge,
     f"{DEQUANT}:shape": shape_judge(DEQUANT, expected="(V, d) = "),
     f"{LOOKUP}:shape": shape_judge(LOOKUP, expected="(N, d) = "),
     f"{QUANT}:bits": bits_judge,
