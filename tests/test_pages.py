@@ -278,5 +278,4 @@ def test_a_paired_notebook_runs_without_the_repository(isolated_kernel):
     assert "ready: the course helpers this page uses are defined here" in text
     glued = set(re.findall(r'glue\("(\w+)"', (BOOK / "08_capstone.md").read_text()))
     printed = set(re.findall(r"^(\w+): ", text, re.MULTILINE))
-    # ch08_chapters is glued only beside the other chapters' pages (see the page's first cell)
-    assert glued - printed == {"ch08_chapters"}, f"glue() printed {printed}, not {glued}"
+    assert glued <= printed, f"glue() printed {printed}, not {glued}"

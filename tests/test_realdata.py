@@ -2,6 +2,8 @@
 experiment the chapters run on it."""
 
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,6 +22,21 @@ def small():
 
 
 # --- the data set ---------------------------------------------------------------------------
+
+
+def test_chapters_names_the_pages_that_train_on_the_data():
+    """realdata.CHAPTERS, which the capstone's page glues into its first paragraph (its notebook
+    runs where the other pages are not beside it), is the list of pages before the capstone
+    that import this module."""
+    book = Path(__file__).resolve().parents[1] / "book"
+    pages = sorted(book.glob("0[0-7]_*.md"))
+    assert len(pages) >= 7, f"expected the chapter pages in {book}"
+    uses = tuple(
+        int(f.name[:2])
+        for f in pages
+        if re.search(r"^from coursekit import .*\brealdata\b", f.read_text("utf-8"), re.M)
+    )
+    assert rd.CHAPTERS == uses, f"realdata.CHAPTERS is {rd.CHAPTERS}, the pages import it: {uses}"
 
 
 def test_word_list_is_pinned_and_clean():
