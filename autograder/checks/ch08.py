@@ -170,6 +170,14 @@ def adam():
             7,
             0.05,
         ),
+        adam_case(
+            "gradients of order 1e-4 from zero moments, t = 1 (eps = 1e-8 matters)",
+            *zero_moments(27, 4),
+            ids2,
+            1e-4 * _grads(ids2, 4, 825),
+            1,
+            0.01,
+        ),
     ]
 
 

@@ -330,6 +330,31 @@ def sparse_adam_step_(E, m, v, ids, grad_out, t, lr=1e-3, betas=(0.9, 0.999), ep
         says="the sum of the squares",
         id="sum-of-squares",
     ),
+    "eps bias-corrected (textbook Adam: m_hat / (sqrt(v_hat) + eps)) in sparse_adam_step_": Mistake(
+        {
+            "sparse_adam_step_": """
+import numpy as np
+
+def sparse_adam_step_(E, m, v, ids, grad_out, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
+    flat = np.ravel(ids)
+    if flat.size == 0:
+        return None
+    rows, slot = np.unique(flat, return_inverse=True)
+    g = np.zeros((rows.size, E.shape[1]), dtype=E.dtype)
+    np.add.at(g, slot.ravel(), np.reshape(grad_out, (flat.size, E.shape[1])))
+    b1, b2 = betas
+    m[rows] = b1 * m[rows] + (1 - b1) * g
+    v[rows] = b2 * v[rows] + (1 - b2) * g ** 2
+    m_hat = m[rows] / (1 - b1 ** t)
+    v_hat = v[rows] / (1 - b2 ** t)
+    E[rows] -= lr * m_hat / (np.sqrt(v_hat) + eps)
+"""
+        },
+        # the step's gradients are small enough for eps to matter: the update cells see it too
+        fails={"test_adam", *ARRAYS},
+        says="eps was bias-corrected",
+        id="eps-corrected",
+    ),
 }
 
 # The mistake used for the demo submission and the end-to-end grading test.
