@@ -209,7 +209,9 @@ def train_step_update():
             5,
             0.05,
         ),
-        state_case("step 200 of a table in training", 15, 2, 844, _ids((6, 3), 15, 845), 200, 0.01),
+        state_case(
+            "step 200 of a table in training", 15, 2, 844, _distinct((4, 3), 15, 845), 200, 0.01
+        ),
         state_case(
             "step 3, some rows never touched before",
             12,
