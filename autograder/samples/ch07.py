@@ -447,7 +447,7 @@ def heldout_error(M_train, M_val, d):
             "test_best_dim_rank",
             "test_best_dim_edges",
         },
-        says="search is right for your heldout_error",
+        says="heldout_error",  # Part D's cells add: "best_dim's search is right for your ..."
         id="heldout-error-carried-over",
     ),
     "argmax": Mistake(
