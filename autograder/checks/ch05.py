@@ -104,10 +104,9 @@ def _untied_cases(which):
     shown = [
         untied_case("the visible example (x = [0, 2, 0])", WORKED, WORKED_OUT, [0, 2, 0], [1, 0, 2])
     ]
-    if which != "loss":
-        E32 = np.random.default_rng(0).standard_normal((6, 3)).astype(np.float32)
-        W32 = np.random.default_rng(1).standard_normal((6, 3)).astype(np.float32)
-        shown.append(untied_case("the visible float32 example", E32, W32, [5, 1, 1], [0, 2, 5]))
+    E32 = np.random.default_rng(0).standard_normal((6, 3)).astype(np.float32)
+    W32 = np.random.default_rng(1).standard_normal((6, 3)).astype(np.float32)
+    shown.append(untied_case("the visible float32 example", E32, W32, [5, 1, 1], [0, 2, 5]))
     shown.append(  # all three cells: a naive softmax breaks the gradients as well as the loss
         untied_case(
             "the visible example times 40 (logits up to 1600)",

@@ -224,9 +224,20 @@ def held_case(label, split, d, shown=False):
     return Case(label, (M_train, M_val, d), meta={"arg_names": HELD_NAMES, "shown": shown, **meta})
 
 
+def _wrong_curves(M_train, M_val, max_d):
+    """The held-out curves (d = 0, ..., max_d) of Part C's named mistakes: a best_dim that picks
+    the smallest d of one of them passes Part D (Part C's cells charge the mistake)."""
+    wrong = [_held_wrong(M_train, M_val, d) for d in range(max_d + 1)]
+    curves = {key: [w[key] for w in wrong] for key in wrong[0]}
+    held, top = reference.function(A, "heldout_error"), min(M_train.shape)
+    curves["rank_plus_one"] = [held(M_train, M_val, min(d + 1, top)) for d in range(max_d + 1)]
+    return curves
+
+
 def best_case(label, split, max_d, shown=False, tie=False):
     M_train, M_val = split
     meta = {"curve": _curve(M_train, M_val, max_d), "shown": shown, "tie": tie}
+    meta["wrong_curves"] = _wrong_curves(M_train, M_val, max_d)
     case = Case(label, (M_train, M_val, max_d), meta={"arg_names": BEST_NAMES, **meta})
     case.meta["companion"] = held_curve_calls(case)  # the student's own heldout_error curve
     return case

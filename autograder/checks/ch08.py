@@ -170,6 +170,14 @@ def adam():
             7,
             0.05,
         ),
+        adam_case(
+            "gradients of order 1e-4 from zero moments, t = 1 (eps = 1e-8 matters)",
+            *zero_moments(27, 4),
+            ids2,
+            1e-4 * _grads(ids2, 4, 825),
+            1,
+            0.01,
+        ),
     ]
 
 
@@ -201,7 +209,9 @@ def train_step_update():
             5,
             0.05,
         ),
-        state_case("step 200 of a table in training", 15, 2, 844, _ids((6, 3), 15, 845), 200, 0.01),
+        state_case(
+            "step 200 of a table in training", 15, 2, 844, _distinct((4, 3), 15, 845), 200, 0.01
+        ),
         state_case(
             "step 3, some rows never touched before",
             12,

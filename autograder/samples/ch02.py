@@ -343,6 +343,34 @@ def embedding_backward_rows(ids, grad_out):
         says="more than once",
         id="rows-not-coalesced",
     ),
+    "the width taken from grad_out.shape[1] (T, not d, for ids of shape (B, T))": Mistake(
+        {
+            "embedding_backward": """
+import numpy as np
+
+def embedding_backward(ids, grad_out, V, padding_idx=None):
+    ids = np.asarray(ids).reshape(-1)
+    grad_out = np.asarray(grad_out)
+    d = grad_out.shape[1] if grad_out.ndim > 1 else grad_out.shape[0]
+    g = grad_out.reshape(-1, d)
+    if padding_idx is not None:
+        keep = ids != padding_idx % V
+        ids, g = ids[keep], g[keep]
+    out = np.zeros((V, d), dtype=grad_out.dtype)
+    np.add.at(out, ids, g)
+    return out
+"""
+        },
+        # it raises wherever T != d: every cell with ids of two or more axes
+        fails={
+            "test_backward_repeated",
+            "test_backward_shapes_and_edges",
+            "test_backward_padding",
+            "test_backward_dtype",
+        },
+        says="grad_out.shape[-1]",
+        id="only-1d-ids",
+    ),
     "rows in order of first appearance": Mistake(
         {
             "embedding_backward_rows": """

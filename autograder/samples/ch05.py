@@ -468,6 +468,31 @@ def tied_bigram_loss_grad(E, x, y):
         says="overwritten",
         id="untied-trap-overwrite",
     ),
+    "numpy float32 loss (no float()) in the untied function": Mistake(
+        {
+            "untied_bigram_loss_grad": """
+import numpy as np
+
+def untied_bigram_loss_grad(E_in, W_out, x, y):
+    N = len(x)
+    H = E_in[x]
+    Z = H @ W_out.T
+    Z = Z - Z.max(axis=1, keepdims=True)
+    P = np.exp(Z)
+    P /= P.sum(axis=1, keepdims=True)
+    loss = np.mean(np.log(np.exp(Z).sum(axis=1)) - Z[np.arange(N), y])  # np.float32 in float32
+    D = P.copy()
+    D[np.arange(N), y] -= 1
+    D /= N
+    dE_in = np.zeros_like(E_in)
+    np.add.at(dE_in, x, D @ W_out)
+    return loss, dE_in, D.T @ H
+"""
+        },
+        fails={"test_untied_loss", "test_tied_types"},  # the tied one calls it (carried over)
+        says="Python float",
+        id="loss-not-float",
+    ),
     "numpy float32 loss (no float())": Mistake(
         {
             "tied_bigram_loss_grad": """

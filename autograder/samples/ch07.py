@@ -416,23 +416,30 @@ def best_dim(M_train, M_val, max_d):
         id="tie-not-smallest",
     ),
     # A correct search over a heldout_error scored on the training split: the mistake is in Part
-    # C, and the best_dim cells say so.
+    # C, whose cells charge it; the best_dim cells pass.
     "a correct best_dim over a heldout_error on the training split": Mistake(
         {"heldout_error": _held(score="np.mean((pred - M_train) ** 2)")},
-        fails={
-            "test_heldout_values",
-            "test_heldout_centering",
-            "test_heldout_edges",
-            "test_best_dim_rank",
-            "test_best_dim_edges",
-        },
+        fails={"test_heldout_values", "test_heldout_centering", "test_heldout_edges"},
         says="measured the error on the training split",
         id="train-split",
     ),
-    # A correct search over an uncentered heldout_error: the best_dim cells say the search is
-    # right for that heldout_error and send the student to Part C.
+    # A correct search over an uncentered heldout_error: Part C's cells name the mistake and take
+    # its points; the best_dim cells pass (best_dim picks the smallest of the student's own errors).
     "a correct best_dim over an uncentered heldout_error": Mistake(
         {"heldout_error": _held(center="0.0")},
+        fails={"test_heldout_values", "test_heldout_centering", "test_heldout_edges"},
+        says="fitted the SVD to M_train itself",
+        id="not-centered",
+    ),
+    # A constant heldout_error is no named mistake of Part C: a best_dim that returns its argmin
+    # (0) does not earn Part D; the message says the search is right and sends it to Part C.
+    "a correct best_dim over a constant heldout_error": Mistake(
+        {
+            "heldout_error": """
+def heldout_error(M_train, M_val, d):
+    return 1.0
+"""
+        },
         fails={
             "test_heldout_values",
             "test_heldout_centering",
@@ -440,7 +447,7 @@ def best_dim(M_train, M_val, max_d):
             "test_best_dim_rank",
             "test_best_dim_edges",
         },
-        says="fitted the SVD to M_train itself",
+        says="heldout_error",  # Part D's cells add: "best_dim's search is right for your ..."
         id="heldout-error-carried-over",
     ),
     "argmax": Mistake(

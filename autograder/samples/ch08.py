@@ -15,6 +15,8 @@ TRAIN = {
 }
 ARRAYS = {"test_train_step_update", "test_train_step_repeated", "test_train_step_padding"}
 PADDING = {"test_train_step_padding"}
+# the update cells with repeated ids (test_train_step_update's ids are distinct, as it says)
+REPEATS = {"test_train_step_repeated", "test_train_step_padding"}
 
 
 HEAD = """
@@ -120,7 +122,7 @@ MISTAKES = {
     return loss
 """
         ),
-        ARRAYS,
+        REPEATS,
         "one Adam update per occurrence",
         id="step-per-occurrence",
     ),
@@ -131,7 +133,7 @@ MISTAKES = {
             "    values = np.zeros((rows.size, E.shape[1]), dtype=E.dtype)\n"
             "    values[slot.reshape(-1)] += G.reshape(X.size, -1)\n",
         ),
-        ARRAYS,
+        REPEATS,
         "only one occurrence of a repeated id reached",
         id="step-trap-overwrite",
     ),
@@ -186,7 +188,7 @@ MISTAKES = {
             "    on = np.isin(X, rows)\n"
             "    sparse_adam_step_(E, m, v, X[on], values[slot[on]], t, lr)  # summed again\n",
         ),
-        ARRAYS,
+        REPEATS,
         "got k times its gradient",
         id="summed-rows-per-occurrence",
     ),
@@ -243,7 +245,7 @@ def embedding_backward_rows(ids, grad_out):
     return rows, values
 """
         },
-        fails={"test_backward_rows", *ARRAYS},
+        fails={"test_backward_rows", *REPEATS},
         says="repeated ids overwrote each other",
         id="trap-overwrite",
     ),
@@ -329,6 +331,31 @@ def sparse_adam_step_(E, m, v, ids, grad_out, t, lr=1e-3, betas=(0.9, 0.999), ep
         fails={"test_adam"},
         says="the sum of the squares",
         id="sum-of-squares",
+    ),
+    "eps bias-corrected (textbook Adam: m_hat / (sqrt(v_hat) + eps)) in sparse_adam_step_": Mistake(
+        {
+            "sparse_adam_step_": """
+import numpy as np
+
+def sparse_adam_step_(E, m, v, ids, grad_out, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
+    flat = np.ravel(ids)
+    if flat.size == 0:
+        return None
+    rows, slot = np.unique(flat, return_inverse=True)
+    g = np.zeros((rows.size, E.shape[1]), dtype=E.dtype)
+    np.add.at(g, slot.ravel(), np.reshape(grad_out, (flat.size, E.shape[1])))
+    b1, b2 = betas
+    m[rows] = b1 * m[rows] + (1 - b1) * g
+    v[rows] = b2 * v[rows] + (1 - b2) * g ** 2
+    m_hat = m[rows] / (1 - b1 ** t)
+    v_hat = v[rows] / (1 - b2 ** t)
+    E[rows] -= lr * m_hat / (np.sqrt(v_hat) + eps)
+"""
+        },
+        # the step's gradients are small enough for eps to matter: the update cells see it too
+        fails={"test_adam", *ARRAYS},
+        says="eps was bias-corrected",
+        id="eps-corrected",
     ),
 }
 

@@ -219,9 +219,16 @@ def _error_hint(case, got, want, fname):
             "grad_out.reshape(-1, d) with d = grad_out.shape[-1]"
         )
     if ids.ndim != 1 and ids.size:
+        shape = np.shape(case.args[1])
+        width = ""
+        if len(shape) >= 3 and shape[1] != shape[-1]:  # d taken from the wrong axis
+            width = (
+                f" The width d is grad_out.shape[-1] = {shape[-1]} (grad_out has shape ids.shape "
+                f"+ (d,)); grad_out.shape[1] = {shape[1]} is the second axis of ids here."
+            )
         return ONLY_1D_IDS.said(
             f"{fname} raised {got.error_type} for {case.label} (ids of shape {ids.shape}): "
-            f"{ONLY_1D}. The error was: {got.error}"
+            f"{ONLY_1D}.{width} The error was: {got.error}"
         )
     return None
 

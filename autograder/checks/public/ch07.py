@@ -272,6 +272,30 @@ def _carried_over(case, got, g):
     )
 
 
+def _named_curve(case, own):
+    """The key of the Part C mistake whose held-out curve the student's own curve is (its cells
+    name it and take its points), or None. The uncentered fit's curve is computed here from the
+    case's matrices (mistake models, not the reference), and so is the error on the training
+    split; the sum and the RMSE come from the right curve (meta["curve"], rounded where a visible
+    test states it, hence rtol 1e-5); the others are the hidden checks' (meta["wrong_curves"])."""
+    M_train, M_val = (np.asarray(a, dtype=np.float64) for a in case.args[:2])
+    U, s, Vt = np.linalg.svd(M_train, full_matrices=False)
+    n = len(own)
+    curves = {"uncentered": [np.mean(((U[:, :d] * s[:d]) @ Vt[:d] - M_val) ** 2) for d in range(n)]}
+    # scored on M_train: what the directions after the first d leave of M_train - its mean
+    tail = np.linalg.svd(M_train - M_train.mean(), compute_uv=False) ** 2
+    curves["train"] = [tail[d:].sum() / M_train.size for d in range(n)]
+    right = _curve_of(case, case.meta.get("curve"))
+    if right is not None:
+        curves.update(sum=right * M_val.size, rmse=np.sqrt(right))
+    curves.update(case.meta.get("wrong_curves", {}))
+    for key, curve in curves.items():
+        curve = np.asarray(curve, dtype=np.float64)[: len(own)]
+        if curve.size == n and np.allclose(own, curve, rtol=1e-5, atol=1e-12):
+            return key
+    return None
+
+
 def _looks_like(case, own):
     """What the student's own held-out curve looks like, when it is one of two mistakes the
     search cannot undo: a curve that never rises (the training error), or the uncentered fit's
@@ -307,6 +331,9 @@ def best_judge(case, got, want):
             f"{BEST} should return one int for {case.label}; got {', '.join(got.types)}."
         )
     g, w = got.value.item(), int(want.value.item())
+    own = _curve_of(case, got.companion)
+    if g != w and own is not None and int(np.argmin(own)) == g and _named_curve(case, own):
+        w = g  # a right search over a heldout_error whose mistake Part C's tests name and charge
     if g == w:
         t = got.types[0]
         if t != "int" and not t.startswith("numpy.int"):

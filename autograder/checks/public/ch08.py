@@ -165,6 +165,19 @@ class _Step:
             factor = (np.sqrt(self.v1) + EPS) / (np.sqrt(v) + EPS)
         return [self.E0 - self.D * np.where(np.isfinite(factor), factor, 1.0), self.m1, v]
 
+    def eps_moved(self, kind):
+        """[E, m, v] when eps sits elsewhere in the denominator (exercise 3's models): inside the
+        square root, sqrt(v + eps), or bias-corrected, m_hat / (sqrt(v_hat) + eps) (textbook
+        Adam), which adds eps * sqrt(1 - b2**t) to the uncorrected sqrt(v)."""
+        root = np.sqrt(self.v1)
+        if kind == "inside":
+            new = np.sqrt(self.v1 + EPS)
+        else:
+            new = root + EPS * np.sqrt(1 - B2**self.t)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            factor = np.where(new > 0, (root + EPS) / new, 1.0)
+        return self.scaled(factor)
+
     def sum_of_squares(self):
         """v from the sum of a repeated row's squared gradients instead of the square of the sum."""
         v = self.v1.copy()
@@ -350,6 +363,16 @@ ADAM_MISTAKES = [
         lambda s: s.scaled(_step_size(s.lr, s.t - 1) / _step_size(s.lr, s.t)) if s.t > 1 else None,
     ),
 ]
+EPS_INSIDE = "eps went inside the square root: the denominator is sqrt(v) + eps, not sqrt(v + eps)"
+EPS_CORRECTED = (
+    "eps was bias-corrected (m_hat / (sqrt(v_hat) + eps), torch.optim.Adam's form): "
+    "SparseAdam folds both corrections into the step size and adds eps to the uncorrected "
+    "sqrt(v), so the update is step_size * m / (sqrt(v) + eps)"
+)
+ADAM_MISTAKES += [
+    Mistake("eps-inside-sqrt", EPS_INSIDE, lambda s: s.eps_moved("inside")),
+    Mistake("eps-corrected", EPS_CORRECTED, lambda s: s.eps_moved("corrected")),
+]
 ADAM_NOT_IN_PLACE = Mistake(
     "not-in-place",
     "the caller's arrays did not change: sparse_adam_step_ must update E, m and v in place "
@@ -361,7 +384,7 @@ _adam_values = _arrays_judge(ADAM, "ids", _adam_parts, ADAM_MISTAKES, ADAM_NOT_I
 
 def adam_judge(case, got, want):
     if got.error_type == "ZeroDivisionError":
-        return ADAM_MISTAKES[-1].said(
+        return next(m for m in ADAM_MISTAKES if m.name == "t-minus-one").said(
             f"{ADAM} raised ZeroDivisionError for {case.label}: 1 - b1**t is 0 only at t = 0, so "
             f"{T_MINUS_ONE}"
         )
@@ -484,6 +507,18 @@ TRAIN_MISTAKES = [
         "the learning rate was not passed on: the update used sparse_adam_step_'s default "
         "lr = 1e-3 instead of the lr train_step_ was given",
         lambda s: s.scaled(LR / s.lr) if s.lr != LR else None,
+    ),
+]
+TRAIN_MISTAKES += [
+    Mistake(
+        "step-eps-inside-sqrt",
+        f"{EPS_INSIDE} (in your sparse_adam_step_: its own test cell names it too)",
+        lambda s: s.eps_moved("inside"),
+    ),
+    Mistake(
+        "step-eps-corrected",
+        f"{EPS_CORRECTED} (in your sparse_adam_step_: its own test cell names it too)",
+        lambda s: s.eps_moved("corrected"),
     ),
 ]
 T_MINUS_STEP = next(m for m in TRAIN_MISTAKES if m.name == "step-t-minus-one")
