@@ -7,7 +7,9 @@ afresh): one scale for the whole table, truncation, ties rounded up, 2^b levels,
 codes that wrapped around, int8 codes, and the dtypes of FBGEMM's two formats. Two narrower
 judges keep one mistake from costing every quantize cell: ``check="types"`` judges only the
 structure and the dtypes, ``check="constant"`` only the degenerate rows (constant, or with a
-float16 scale of 0), taking the other rows of the answer as right.
+float16 scale of 0), taking the other rows of the answer as right. Only ``check="types"`` judges
+dtypes: the value judges pass an answer whose values are right in any dtype (int8 codes fail them
+where a code above 127 wrapped around).
 
 ``route``'s mistake models need to know which shard owns each id; a case carries that in its
 meta, as chapter 4's cases carry their bags: ``meta["starts"]``, the (R,) first row of each shard,
@@ -378,7 +380,7 @@ def quant_judge(extra=()):
             return problem
         g, w = got.values, want.values
         if same_codes(g[0], w[0]) and near(g[1], w[1]) and near(g[2], w[2]):
-            return _quant_dtypes(case, got, want)
+            return None  # the values are right: the dtypes are test_quantize_types' to judge
         for mistake, applies in [*QUANT_MISTAKES, *extra]:
             if applies(case, g, w):
                 return mistake.on(case)
@@ -428,9 +430,11 @@ def quant_rows_judge(rows_of, extra=()):
         skip = ~rows_of(case)
         values = []
         for g, w in zip(got.values, want.values, strict=True):
-            g = np.array(g, copy=True)
+            # a dtype that holds both (int8 codes keep their values next to the uint8 ones)
+            w = np.asarray(w)
+            g = np.array(g, dtype=np.result_type(g, w), copy=True)
             with np.errstate(invalid="ignore", over="ignore"):
-                g[skip] = np.asarray(w)[skip]
+                g[skip] = w[skip]
             values.append(g)
         w = want.values
         if same_codes(values[0], w[0]) and near(values[1], w[1]) and near(values[2], w[2]):
