@@ -529,6 +529,18 @@ def sharded_lookup(shards, send, counts, owner):
         says="in the batch's order",
         id="grads-not-routed",
     ),
+    "each rank's gradient rows reordered in place (the caller's grads)": Mistake(
+        {
+            "sharded_backward": _BACKWARD.format(add="np.add.at(dE[s], block, part)").replace(
+                '        g_sent = g[np.argsort(owner, kind="stable")]',
+                '        g[:] = g[np.argsort(owner, kind="stable")]  # in the order of send\n'
+                "        g_sent = g",
+            )
+        },
+        fails={"test_sharded_backward", "test_sharded_backward_uneven"},
+        says="modified its input (grads)",
+        id="modified-input",
+    ),
     "one gradient for the whole table": Mistake(
         {
             "sharded_backward": """
