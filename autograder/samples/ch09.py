@@ -294,6 +294,19 @@ MISTAKES = {
         says="rounded exact ties up",
         id="ties-half-up",
     ),
+    "codes from the float32 scale, its float16 rounding returned (not a tie mistake)": Mistake(
+        {
+            "quantize_rows": quant(
+                guard="scale[scale == 0] = 1\n"
+                "        unrounded = (hi - offset.astype(np.float32)) / np.float32(k)",
+                safe="(np.where(divisor != 0, divisor, 1) if bits == 8 "
+                "else np.where(scale == 1, 1, unrounded))[:, None]",
+            )
+        },
+        fails={"test_quantize_low_bits"},
+        says="computed the codes with the float32 scale",
+        id="scale-not-rounded",
+    ),
     "2^b levels instead of 2^b - 1": Mistake(
         {"quantize_rows": quant(steps="k + 1")},
         fails=QUANT_CELLS - {"test_quantize_types"},
@@ -309,6 +322,17 @@ MISTAKES = {
         },
         fails={"test_quantize_constant_rows"},
         says="constant row",
+        id="constant-row",
+    ),
+    "a constant row divides by zero at 8 bits (NaN codes cast to uint8 give 0)": Mistake(
+        {
+            "quantize_rows": quant(safe="divisor[:, None]").replace(
+                "    t = (E",
+                "    with np.errstate(divide='ignore', invalid='ignore'):\n        t = (E",
+            )
+        },
+        fails={"test_quantize_constant_rows"},
+        says="divided by zero",
         id="constant-row",
     ),
     "a constant row special-cased (max == min) at 4 bits": Mistake(
@@ -447,6 +471,29 @@ def dequantize_rows(codes, scale, offset):
         fails={"test_route"},
         says="a local row it does not have",
         id="route-row-outside-shard",
+    ),
+    "route assumes TorchRec's equal blocks of ceil(V / R) rows": Mistake(
+        {
+            "route": route_src(send="ids[order] - (owner * block)[order]").replace(
+                '    owner = np.searchsorted(ends, ids, side="right")',
+                "    block = -(-int(sizes.sum()) // len(sizes))  # TorchRec's block size\n"
+                "    owner = ids // block",
+            )
+        },
+        fails={"test_route"},
+        says="equal blocks",
+        id="equal-blocks",
+    ),
+    "route uses blocks of shard_rows[0] rows": Mistake(
+        {
+            "route": route_src(send="ids[order] - (owner * sizes[0])[order]").replace(
+                '    owner = np.searchsorted(ends, ids, side="right")',
+                "    owner = ids // sizes[0]",
+            )
+        },
+        fails={"test_route"},
+        says="equal blocks",
+        id="equal-blocks",
     ),
     "route subtracts each shard's end (np.cumsum) instead of its start": Mistake(
         {"route": route_src(send="ids[order] - ends[owner[order]]")},
