@@ -223,6 +223,14 @@ def sharded_backward(shard_rows, sends, counts, owners, grads):
     return [part.astype(grads[0].dtype) for part in np.split(total, cuts)]
 """,
     },
+    "0 / 0 computed, the NaN replaced with np.where before the cast": {
+        "quantize_rows": quant(
+            safe="divisor[:, None]",
+            rounding="np.clip(np.rint(np.where(np.isnan(t), 0, t)), 0, k)",
+        ).replace(
+            "    t = (E", "    with np.errstate(divide='ignore', invalid='ignore'):\n        t = (E"
+        ),
+    },
     "one-hot routing matrices": {
         "quantize_rows": quant(
             minmax="np.sort(E, axis=1)[:, 0], np.sort(E, axis=1)[:, -1]",

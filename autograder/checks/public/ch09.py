@@ -4,7 +4,10 @@
 scale and offset closely, then names a classic mistake from what the answer has in common with the
 expected one (a predicate on the expected value and the student's, never a quantization computed
 afresh): one scale for the whole table, truncation, ties rounded up, 2^b levels, a constant row,
-codes that wrapped around, int8 codes, and the dtypes of FBGEMM's two formats. Two narrower
+codes that wrapped around, int8 codes, codes from the float32 scale, and the dtypes of FBGEMM's two
+formats. Right values on a case with constant rows still fail when numpy warned that the call cast
+NaN to an integer (``Outcome.warnings``): 0 / 0 left in the codes until the cast to uint8, which
+gives 0 by accident. Two narrower
 judges keep one mistake from costing every quantize cell: ``check="types"`` judges only the
 structure and the dtypes, ``check="constant"`` only the degenerate rows (constant, or with a
 float16 scale of 0), taking the other rows of the answer as right. Only ``check="types"`` judges
