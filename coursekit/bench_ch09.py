@@ -17,8 +17,11 @@ CH09_SIZES = dict(n_tokens=512, d=64, vocab=(1_000, 4_000, 16_000, 65_536))
 
 
 def fused_row_bytes(d: int, bits: int) -> int:
-    """Bytes of one fused row: the codes (packed 8 // bits to a byte), then a float32 scale and
-    offset for 8 bits, float16 ones for 4 and 2."""
+    """Bytes of one fused row, FBGEMM's layout: the codes (packed 8 // bits to a byte), then a
+    float32 scale and offset for 8 bits, float16 ones for 4 and 2. Other bit widths (3, say) have
+    no such format: ValueError."""
+    if bits not in (8, 4, 2):
+        raise ValueError(f"FBGEMM's fused row-wise formats have 8, 4 or 2 bits, not {bits!r}")
     if bits == 8:
         return d + 8
     per = 8 // bits

@@ -305,3 +305,47 @@ def test_gloo_run_works_when_the_worker_module_exists_only_in_memory():
     finally:
         sys.meta_path.remove(finder)
         sys.modules.pop(name, None)
+
+
+@pytest.mark.parametrize("bits", [8, 4, 2])
+def test_fused_row_bytes_is_the_width_of_fbgemms_fused_rows(bits):
+    """The chapter's byte arithmetic (coursekit.bench_ch09.fused_row_bytes: codes packed 8 // bits
+    to a byte, then the scale and offset, 4 bytes each at 8 bits, 2 at 4 and 2) is FBGEMM's."""
+    from coursekit.bench_ch09 import fused_row_bytes
+
+    # FBGEMM's N-bit rows must hold a whole number of float16s: d a multiple of 16 / bits there
+    for d in (1, 3, 5, 8, 64) if bits == 8 else (8, 16, 24, 64):
+        E = torch.randn(3, d)
+        if bits == 8:
+            fused = torch.ops.fbgemm.FloatToFused8BitRowwiseQuantized(E)
+        else:
+            fused = torch.ops.fbgemm.FloatToFusedNBitRowwiseQuantizedSBHalf(E, bits)
+        assert fused.shape[1] == fused_row_bytes(d, bits), (d, bits)
+
+
+def test_fused_row_bytes_refuses_bit_widths_without_a_format():
+    from coursekit.bench_ch09 import fused_row_bytes
+
+    for bits in (3, 1, 16):
+        with pytest.raises(ValueError, match="8, 4 or 2"):
+            fused_row_bytes(8, bits)
+
+
+def test_a_lookup_index_error_on_a_bad_send_points_at_route():
+    """The round trip feeds the student's route to their sharded_lookup: an IndexError there on a
+    send naming a row outside its shard says route is at fault."""
+    from autograder.checks.public import ch09 as public
+
+    shards = [np.zeros((3, 2)), np.ones((2, 2))]
+    send, counts, owner = np.array([0, 4]), np.array([1, 1]), np.array([0, 1])  # 4 is a global id
+    with pytest.raises(AssertionError) as err:
+        public.expect(
+            REF.sharded_lookup,
+            (shards, send, counts, owner),
+            np.zeros((2, 2)),
+            check="shape",
+            label="a round trip",
+        )
+    text = str(err.value)
+    assert "shard 1 (2 rows) was sent row 4" in text and "fix route first" in text
+    assert "a local row it does not have" in text

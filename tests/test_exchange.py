@@ -9,6 +9,7 @@ links, malformed JSON.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
@@ -19,6 +20,7 @@ import pytest
 
 from autograder.checks import harness
 from autograder.checks.framework import Case
+from autograder.checks.judges import Outcome, common_problems
 from autograder.grade import exchange
 from autograder.grade.sandbox import OutputCap, _to_output
 
@@ -265,3 +267,129 @@ def test_the_graded_positions_of_each_output_kind():
     assert harness.graded_args(("args", [0, 1, 2])) == (0, 1, 2)
     with pytest.raises(ValueError):
         harness.graded_args(("rows", 0))
+
+
+# ------------------------------------------------------------------------------------------
+# Arrays nested in lists, tuples and dicts; warnings; where an exception came from
+# ------------------------------------------------------------------------------------------
+NESTED = [
+    Case(
+        "shards in a list, a dict of arrays",
+        ([np.arange(4.0).reshape(2, 2), np.ones((1, 2))], {"w": (np.zeros(2), np.arange(3))}, 3),
+    )
+]
+
+
+@pytest.mark.parametrize(
+    "how,modified",
+    [
+        ("nothing", []),
+        ("a shard in place", [0]),
+        ("a shard replaced in the list", [0]),
+        ("a shard appended", [0]),
+        ("an array deep in the dict", [1]),
+        ("an array added to the dict", [1]),
+        ("a copy changed (allowed)", []),
+    ],
+)
+def test_an_array_nested_in_a_list_or_dict_changed_by_the_call_is_seen(tmp_path, how, modified):
+    def f(shards, d, k):
+        if how == "a shard in place":
+            shards[1][0, 0] = 5.0
+        elif how == "a shard replaced in the list":
+            shards[0] = shards[0] * 2
+        elif how == "a shard appended":
+            shards.append(np.zeros((0, 2)))
+        elif how == "an array deep in the dict":
+            d["w"][1][:] = 0
+        elif how == "an array added to the dict":
+            d["v"] = np.zeros(1)
+        elif how == "a copy changed (allowed)":
+            s = [t.copy() for t in shards]
+            s[0][:] = -1
+        return np.zeros(k)
+
+    got = exchange.read_outcomes(NESTED, *_exchange(tmp_path, f, NESTED))
+    inside = harness.call(f, NESTED[0].args, {}, "return")
+    assert got[0].modified == inside["modified"] == modified
+
+
+def test_a_planted_path_that_is_not_indices_or_keys_is_refused(tmp_path):
+    out_json, out_npz = _exchange(tmp_path, lambda s, d, k: np.zeros(k), NESTED)
+    result = json.loads(out_json.read_text())
+    assert [e[1] for e in result["after"][0]] == [[0], [1], ["w", 0], ["w", 1]]
+    for bad in ([0, [{"x": 1}], result["after"][0][0][2]], [0, [], "no-such-key"], [0, "k"]):
+        doc = {**result, "after": [[bad]]}
+        out_json.write_text(json.dumps(doc))
+        with pytest.raises(exchange.HarnessError, match="malformed"):
+            exchange.read_outcomes(NESTED, out_json, out_npz)
+
+
+def _casts_nan(E):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = (E - E.min()) / (E.max() - E.min())  # 0 / 0 for a constant E
+    return t.astype(np.uint8)
+
+
+def _repairs_nan(E):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = (E - E.min()) / (E.max() - E.min())
+    return np.nan_to_num(t).astype(np.uint8)
+
+
+def test_the_runtime_warnings_of_a_call_come_back_as_text(tmp_path):
+    case = [Case("a constant row", (np.full(3, 2.0),))]
+    (cast,) = exchange.read_outcomes(case, *_exchange(tmp_path, _casts_nan, case))
+    inside = harness.call(_casts_nan, case[0].args, {})
+    assert (
+        cast.warnings == inside["warnings"] == ["RuntimeWarning: invalid value encountered in cast"]
+    )
+    (repaired,) = exchange.read_outcomes(case, *_exchange(tmp_path, _repairs_nan, case))
+    assert repaired.warnings == [] and repaired.value.tolist() == cast.value.tolist()
+
+    def warns(E):
+        np.float64(1.0) / np.float64(0.0)  # a divide warning, twice: listed once
+        np.float64(2.0) / np.float64(0.0)
+        import warnings
+
+        warnings.warn("not a RuntimeWarning", UserWarning, stacklevel=2)
+        return E
+
+    assert harness.call(warns, case[0].args, {})["warnings"] == [
+        "RuntimeWarning: divide by zero encountered in scalar divide"
+    ]
+
+
+STUDENT = """
+import numpy as np
+
+
+def _helper(x):
+    return [1, 2][x]
+
+
+def outer(x):
+    return _helper(x) + 1
+
+
+def reshaper(x):
+    return np.arange(x).reshape(2, 2)
+"""
+
+
+def test_an_exception_names_the_function_it_came_from(tmp_path):
+    """The innermost frame of the notebook's code (module __main__), not numpy's or the grader's."""
+    ns = {"__name__": "__main__"}
+    exec(compile(STUDENT, "<cell>", "exec"), ns)  # noqa: S102 - our own fixture
+    case = [Case("an index too large", (5,))]
+    (got,) = exchange.read_outcomes(case, *_exchange(tmp_path, ns["outer"], case))
+    assert got.error_type == "IndexError" and got.raised_in == "_helper"
+    assert harness.call(ns["outer"], (5,), {})["raised_in"] == "_helper"
+    assert harness.call(ns["_helper"], (5,), {})["raised_in"] == "_helper"
+    assert harness.call(ns["reshaper"], (5,), {})["raised_in"] == "reshaper"  # not numpy's
+    assert harness.call(lambda x: [][x], (5,), {})["raised_in"] is None  # this module's lambda
+    message = common_problems(case[0], got, Outcome(), "outer")
+    assert message.startswith("outer raised IndexError (raised in _helper, which outer called)")
+    assert "(raised in" not in common_problems(
+        case[0], dataclasses.replace(got, raised_in="outer"), Outcome(), "outer"
+    )

@@ -43,6 +43,7 @@ ALLOWED_IMPORTS = {
     "collections.abc",
     "dataclasses",
     "typing",
+    "warnings",  # harness.call records the RuntimeWarnings of a student's call
 }
 
 

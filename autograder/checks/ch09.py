@@ -111,6 +111,22 @@ def _far(rng, d):
     return rng.choice([-1000.0, 100.0, 1000.0]) + rng.uniform(0.5, 3.0) * rng.random(d)
 
 
+def _codes_need_fp16_scale(rng, d, bits=4):
+    """A normal row on which codes computed with the float32 scale, before its rounding to
+    float16, differ from the right ones (a value near a half-way point moves by the rounding)."""
+    k = 2**bits - 1
+    while True:
+        row = rng.standard_normal(d).astype(np.float32)
+        off = np.float32(np.float16(row.min()))
+        s32 = (row.max() - off) / np.float32(k)
+        s16 = np.float32(np.float16(s32))
+        if s32 == 0 or s16 == 0:
+            continue
+        right = np.clip(np.rint((row - off) / s16), 0, k)
+        if not np.array_equal(right, np.clip(np.rint((row - off) / s32), 0, k)):
+            return row
+
+
 def _shifted(rng, d):
     return rng.uniform(-50, 50) + rng.standard_normal(d)
 
@@ -188,6 +204,11 @@ def quantize_low_bits():
         q("rows whose spreads differ 10,000-fold, 4 bits", robust_table(60, 8, 4, 912, _scaled), 4),
         q("rows far from zero with a small spread, 4 bits", robust_table(40, 8, 4, 913, _far), 4),
         q("rows far from zero with a small spread, 2 bits", robust_table(40, 8, 2, 914, _far), 2),
+        q(
+            "rows whose float16 scale moves a value to the next code, 4 bits",
+            robust_table(20, 16, 4, 915, _codes_need_fp16_scale),
+            4,
+        ),
     ]
 
 

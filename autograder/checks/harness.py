@@ -1,8 +1,10 @@
 """The harness: the only code that runs next to a student's objects.
 
 :func:`call` gives the student's function copies of the inputs, records an exception instead of
-raising it, notices modified inputs (by :func:`same_array`, the one rule for "was an input
-modified?", also used by the trusted grader on the arguments a kernel hands back), and converts
+raising it (and the function it came from), records the RuntimeWarnings the call raised, notices
+modified inputs, arrays nested in lists, tuples and dicts included (by :func:`same_leaves` and
+:func:`same_array`, the one rule for "was an input modified?", also used by the trusted grader on
+the arguments a kernel hands back), and converts
 every result into a plain numpy array, so nothing downstream ever calls a method of a student's
 object (an ``==`` that always says True has nothing to say here).
 
@@ -28,6 +30,37 @@ def same_array(before, after) -> bool:
     )
 
 
+def array_leaves(x, path=()) -> list:
+    """(path, array) for every ndarray in an argument: the argument itself, or the arrays nested in
+    its lists, tuples and dicts (4 levels at most), in order; a path is the indices and keys
+    that lead to the array (() for the argument itself)."""
+    import numpy as _np
+
+    if isinstance(x, _np.ndarray):
+        return [(path, x)]
+    if len(path) >= 4:
+        return []
+    if isinstance(x, (list, tuple)):
+        items = list(enumerate(x))
+    elif isinstance(x, dict):
+        items = list(x.items())
+    else:
+        return []
+    out = []
+    for k, v in items:
+        out += array_leaves(v, (*path, k))
+    return out
+
+
+def same_leaves(before, after) -> bool:
+    """True when the call left an argument's arrays alone: every ndarray of ``before`` (the
+    argument as it was handed over, :func:`array_leaves`) is still at its path in ``after`` (path
+    -> array, what the argument holds after the call) and :func:`same_array` to it, and no array
+    was added."""
+    want = array_leaves(before)
+    return len(want) == len(after) and all(same_array(a, after.get(p)) for p, a in want)
+
+
 def graded_args(output) -> tuple:
     """The positions of the arguments a case grades after the call: ``"return"`` grades none (the
     return value), ``("arg", i)`` grades argument i, ``("args", (i, j, ...))`` grades several (an
@@ -47,8 +80,13 @@ def call(fn, args, kwargs, output="return"):
     """Call ``fn`` on copies of the inputs and describe the result as an Outcome-like dict.
 
     ``values`` holds the return value's elements, or the graded arguments after the call, in the
-    order :func:`graded_args` gives them."""
+    order :func:`graded_args` gives them; ``modified`` the positions of the arguments whose arrays
+    (nested ones too: :func:`same_leaves`) the call changed; ``warnings`` the RuntimeWarnings the
+    call raised (numpy's "invalid value encountered in cast", ...), as text; ``raised_in`` the
+    function an exception came from (the innermost frame of the notebook's own code, not a
+    library's)."""
     import copy as _copy
+    import warnings as _warnings
 
     import numpy as _np
 
@@ -85,20 +123,39 @@ def call(fn, args, kwargs, output="return"):
         "modified": [],
         "returned_none": False,
         "conversion_error": None,
+        "warnings": [],
+        "raised_in": None,
     }
-    try:
-        result = fn(*call_args, **call_kwargs)
-    except BaseException as exc:  # noqa: BLE001 - a student's SystemExit must not end grading
-        if isinstance(exc, KeyboardInterrupt):
-            raise
-        out["error_type"] = type(exc).__name__
-        out["error"] = str(exc)[:500]
+
+    def _raised_in(tb):
+        # the innermost frame below this one in the student's code: a notebook's (or a sample's)
+        # module, not a library's (numpy.*, the standard library) nor the grader's
+        where = None
+        while tb is not None:
+            name = tb.tb_frame.f_code.co_name
+            if tb.tb_frame.f_globals.get("__name__") in (None, "__main__") and name[:1] != "<":
+                where = name[:100]
+            tb = tb.tb_next
+        return where
+
+    with _warnings.catch_warnings(record=True) as caught:
+        _warnings.simplefilter("always")
+        try:
+            result = fn(*call_args, **call_kwargs)
+        except BaseException as exc:  # noqa: BLE001 - a student's SystemExit must not end grading
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            out["error_type"] = type(exc).__name__
+            out["error"] = str(exc)[:500]
+            out["raised_in"] = _raised_in(exc.__traceback__.tb_next)
+    seen = [f"{w.category.__name__}: {w.message}"[:200] for w in caught]
+    kept = [t for t, w in zip(seen, caught, strict=True) if issubclass(w.category, RuntimeWarning)]
+    out["warnings"] = list(dict.fromkeys(kept))[:20]
+    if out["error_type"] is not None:
         return out
     graded = graded_args(output)
     for i, (before, after) in enumerate(zip(snapshot, call_args, strict=True)):
-        if i in graded:
-            continue
-        if isinstance(before, _np.ndarray) and not same_array(before, after):
+        if i not in graded and not same_leaves(before, dict(array_leaves(after))):
             out["modified"].append(i)
     out["returned_none"] = result is None
     if output == "return":
@@ -132,7 +189,7 @@ def companion(fn, calls) -> list:
 
 
 def source() -> str:
-    """The source text shipped into the kernel: same_array, graded_args, call and companion,
-    verbatim."""
-    parts = (same_array, graded_args, call, companion)
+    """The source text shipped into the kernel: same_array, array_leaves, same_leaves,
+    graded_args, call and companion, verbatim."""
+    parts = (same_array, array_leaves, same_leaves, graded_args, call, companion)
     return "\n\n".join(inspect.getsource(f) for f in parts)

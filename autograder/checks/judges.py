@@ -56,6 +56,8 @@ class Outcome:
     modified: list = field(default_factory=list)  # indices of positional args changed by the call
     returned_none: bool = False
     conversion_error: str | None = None  # the result could not be read as numbers
+    warnings: list = field(default_factory=list)  # the RuntimeWarnings the call raised, as text
+    raised_in: str | None = None  # the function an exception came from (see harness.call)
     # what a second function of the student's gave on the case's meta["companion"] calls
     # (harness.companion: a float or None per call), None when the case asks for none
     companion: list | None = None
@@ -105,7 +107,9 @@ def common_problems(case: Case, got: Outcome, want: Outcome, fname: str) -> str 
             )
         return None
     if got.error_type is not None:
-        return RAISED.said(f"{fname} raised {got.error_type} for {case.label}: {got.error}")
+        where = got.raised_in
+        inside = f" (raised in {where}, which {fname} called)" if where and where != fname else ""
+        return RAISED.said(f"{fname} raised {got.error_type}{inside} for {case.label}: {got.error}")
     if got.modified:
         names = case.meta.get("arg_names")
         which = ", ".join(names[i] if names else f"argument {i}" for i in got.modified)

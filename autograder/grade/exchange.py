@@ -5,7 +5,7 @@ For each :class:`~autograder.framework.Check` of an assignment the trusted grade
 1. writes the check's cases into an ``.npz`` file in the submission's scratch folder
    (:func:`write_inputs`; arrays as arrays, everything else described in a small JSON spec);
 2. runs :func:`harness_code` in the sandboxed kernel: the source of
-   :mod:`autograder.checks.harness` (``call`` and ``same_array``, shipped as text) plus a loop that calls the student's function by
+   :mod:`autograder.checks.harness` (``call``, ``same_array`` and ``same_leaves``, shipped as text) plus a loop that calls the student's function by
    name on every case and writes the outcome dicts (JSON) and arrays (``.npz``) back;
 3. reads them with :func:`read_outcomes`: no pickles (``allow_pickle=False``), no symlinks, no
    compressed archives, numbers only, bounded sizes. Whether an input was modified is decided here,
@@ -179,9 +179,11 @@ def _course_run(user_ns, fname, in_path, out_json, out_npz):
                     arrays[keys[-1]] = v
                 after = []
                 for i, a in enumerate(seen[0] if seen else ()):
-                    if type(a) is _np.ndarray and a.dtype.kind in "biufc":
-                        after.append([i, f"a{k}_{i}"])
-                        arrays[after[-1][1]] = _np.array(a, copy=True)
+                    for n, (path, leaf) in enumerate(array_leaves(a)[:4096]):
+                        if type(leaf) is _np.ndarray and leaf.dtype.kind in "biufc":
+                            where = [p if type(p) is int else str(p)[:100] for p in path]
+                            after.append([i, where, f"a{k}_{i}_{n}"])
+                            arrays[after[-1][2]] = _np.array(leaf, copy=True)
                 out.pop("modified", None)
                 if case.get("companion") and out["error_type"] != "NotImplementedError":
                     cname, calls = case["companion"]
@@ -201,8 +203,8 @@ def _course_run(user_ns, fname, in_path, out_json, out_npz):
 
 
 def harness_source() -> str:
-    """harness.call and harness.same_array, verbatim, and the loop above: numpy and the standard
-    library only."""
+    """harness.call, harness.same_array and the rest of harness.source(), verbatim, and the loop
+    above: numpy and the standard library only."""
     return harness.source() + "\n" + _LOOP
 
 
@@ -286,17 +288,38 @@ def _opt_str(d: dict, key: str, limit: int) -> str | None:
     return v[:limit]
 
 
-def _modified(case: Case, after: dict[int, np.ndarray]) -> list[int]:
-    """Indices of ndarray arguments that differ after the call (decided here, not in the kernel,
-    by the same rule the harness uses in-process)."""
+def _modified(case: Case, after: dict[int, dict]) -> list[int]:
+    """Indices of the arguments whose arrays (nested in lists, tuples and dicts too) differ after
+    the call: decided here, not in the kernel, by the rule the harness uses in-process
+    (harness.same_leaves). ``after``: argument index -> {path: array} as the kernel handed back."""
     graded = harness.graded_args(case.output)
     return [
         i
         for i, before in enumerate(case.args)
-        if isinstance(before, np.ndarray)
-        and i not in graded
-        and not harness.same_array(before, after.get(i))
+        if i not in graded and not harness.same_leaves(before, after.get(i, {}))
     ]
+
+
+def _after_arrays(after: list, arrays: dict) -> dict[int, dict]:
+    """The kernel's list of [argument index, path, key] as {index: {path: array}}; a path is a
+    list of indices and keys (at most 4, ints or strings)."""
+    out: dict[int, dict] = {}
+    for entry in after:
+        if not (isinstance(entry, list) and len(entry) == 3 and isinstance(entry[1], list)):
+            raise HarnessError("malformed results")
+        i, path, key = entry
+        ok = len(path) <= 4 and all(type(p) is int or isinstance(p, str) for p in path)
+        if type(i) is not int or not ok or not isinstance(key, str) or key not in arrays:
+            raise HarnessError("malformed results")
+        out.setdefault(i, {})[tuple(path)] = arrays[key]
+    return out
+
+
+def _str_list(d: dict, key: str, count: int, limit: int) -> list:
+    v = d.get(key, [])
+    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+        raise HarnessError("malformed results")
+    return [x[:limit] for x in v[:count]]
 
 
 def read_outcomes(cases: list[Case], out_json: Path, out_npz: Path) -> list[Outcome]:
@@ -326,9 +349,9 @@ def read_outcomes(cases: list[Case], out_json: Path, out_npz: Path) -> list[Outc
             raise HarnessError("malformed results")
         try:
             vals = [arrays[k] for k in keys]
-            after_arrays = {int(i): arrays[k] for i, k in after}
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError):
             raise HarnessError("malformed results") from None
+        after_arrays = _after_arrays(after, arrays)
         types = d.get("types", [])
         if not isinstance(types, list) or not all(isinstance(t, str) for t in types):
             raise HarnessError("malformed results")
@@ -342,6 +365,8 @@ def read_outcomes(cases: list[Case], out_json: Path, out_npz: Path) -> list[Outc
                 modified=_modified(case, after_arrays),
                 returned_none=bool(d.get("returned_none") is True),
                 conversion_error=_opt_str(d, "conversion_error", 400),
+                warnings=_str_list(d, "warnings", 20, 200),
+                raised_in=_opt_str(d, "raised_in", 100),
                 companion=_companion(case, d.get("companion")),
             )
         )

@@ -223,6 +223,14 @@ def sharded_backward(shard_rows, sends, counts, owners, grads):
     return [part.astype(grads[0].dtype) for part in np.split(total, cuts)]
 """,
     },
+    "0 / 0 computed, the NaN replaced with np.where before the cast": {
+        "quantize_rows": quant(
+            safe="divisor[:, None]",
+            rounding="np.clip(np.rint(np.where(np.isnan(t), 0, t)), 0, k)",
+        ).replace(
+            "    t = (E", "    with np.errstate(divide='ignore', invalid='ignore'):\n        t = (E"
+        ),
+    },
     "one-hot routing matrices": {
         "quantize_rows": quant(
             minmax="np.sort(E, axis=1)[:, 0], np.sort(E, axis=1)[:, -1]",
@@ -294,6 +302,19 @@ MISTAKES = {
         says="rounded exact ties up",
         id="ties-half-up",
     ),
+    "codes from the float32 scale, its float16 rounding returned (not a tie mistake)": Mistake(
+        {
+            "quantize_rows": quant(
+                guard="scale[scale == 0] = 1\n"
+                "        unrounded = (hi - offset.astype(np.float32)) / np.float32(k)",
+                safe="(np.where(divisor != 0, divisor, 1) if bits == 8 "
+                "else np.where(scale == 1, 1, unrounded))[:, None]",
+            )
+        },
+        fails={"test_quantize_low_bits"},
+        says="computed the codes with the float32 scale",
+        id="scale-not-rounded",
+    ),
     "2^b levels instead of 2^b - 1": Mistake(
         {"quantize_rows": quant(steps="k + 1")},
         fails=QUANT_CELLS - {"test_quantize_types"},
@@ -309,6 +330,17 @@ MISTAKES = {
         },
         fails={"test_quantize_constant_rows"},
         says="constant row",
+        id="constant-row",
+    ),
+    "a constant row divides by zero at 8 bits (NaN codes cast to uint8 give 0)": Mistake(
+        {
+            "quantize_rows": quant(safe="divisor[:, None]").replace(
+                "    t = (E",
+                "    with np.errstate(divide='ignore', invalid='ignore'):\n        t = (E",
+            )
+        },
+        fails={"test_quantize_constant_rows"},
+        says="divided by zero",
         id="constant-row",
     ),
     "a constant row special-cased (max == min) at 4 bits": Mistake(
@@ -448,6 +480,29 @@ def dequantize_rows(codes, scale, offset):
         says="a local row it does not have",
         id="route-row-outside-shard",
     ),
+    "route assumes TorchRec's equal blocks of ceil(V / R) rows": Mistake(
+        {
+            "route": route_src(send="ids[order] - (owner * block)[order]").replace(
+                '    owner = np.searchsorted(ends, ids, side="right")',
+                "    block = -(-int(sizes.sum()) // len(sizes))  # TorchRec's block size\n"
+                "    owner = ids // block",
+            )
+        },
+        fails={"test_route"},
+        says="equal blocks",
+        id="equal-blocks",
+    ),
+    "route uses blocks of shard_rows[0] rows": Mistake(
+        {
+            "route": route_src(send="ids[order] - (owner * sizes[0])[order]").replace(
+                '    owner = np.searchsorted(ends, ids, side="right")',
+                "    owner = ids // sizes[0]",
+            )
+        },
+        fails={"test_route"},
+        says="equal blocks",
+        id="equal-blocks",
+    ),
     "route subtracts each shard's end (np.cumsum) instead of its start": Mistake(
         {"route": route_src(send="ids[order] - ends[owner[order]]")},
         fails={"test_route"},
@@ -528,6 +583,18 @@ def sharded_lookup(shards, send, counts, owner):
         fails={"test_sharded_backward", "test_sharded_backward_uneven"},
         says="in the batch's order",
         id="grads-not-routed",
+    ),
+    "each rank's gradient rows reordered in place (the caller's grads)": Mistake(
+        {
+            "sharded_backward": _BACKWARD.format(add="np.add.at(dE[s], block, part)").replace(
+                '        g_sent = g[np.argsort(owner, kind="stable")]',
+                '        g[:] = g[np.argsort(owner, kind="stable")]  # in the order of send\n'
+                "        g_sent = g",
+            )
+        },
+        fails={"test_sharded_backward", "test_sharded_backward_uneven"},
+        says="modified its input (grads)",
+        id="modified-input",
     ),
     "one gradient for the whole table": Mistake(
         {

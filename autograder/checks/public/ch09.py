@@ -4,7 +4,10 @@
 scale and offset closely, then names a classic mistake from what the answer has in common with the
 expected one (a predicate on the expected value and the student's, never a quantization computed
 afresh): one scale for the whole table, truncation, ties rounded up, 2^b levels, a constant row,
-codes that wrapped around, int8 codes, and the dtypes of FBGEMM's two formats. Two narrower
+codes that wrapped around, int8 codes, codes from the float32 scale, and the dtypes of FBGEMM's two
+formats. Right values on a case with constant rows still fail when numpy warned that the call cast
+NaN to an integer (``Outcome.warnings``): 0 / 0 left in the codes until the cast to uint8, which
+gives 0 by accident. Two narrower
 judges keep one mistake from costing every quantize cell: ``check="types"`` judges only the
 structure and the dtypes, ``check="constant"`` only the degenerate rows (constant, or with a
 float16 scale of 0), taking the other rows of the answer as right. Only ``check="types"`` judges
@@ -100,13 +103,42 @@ def _truncated(case, got, want):
     return _right_params(got, want) and diff.min() >= 0 and diff.max() == 1
 
 
+def _steps(case, want) -> np.ndarray:
+    """(x - offset) / scale of every entry, in float64, from the expected scale and offset (1
+    where the scale is 0): where each value lies between two codes."""
+    E = np.asarray(case.args[0], np.float32).astype(np.float64)
+    scale = np.asarray(want[1]).astype(np.float64)
+    offset = np.asarray(want[2]).astype(np.float64)
+    return (E - offset[:, None]) / np.where(scale != 0, scale, 1)[:, None]
+
+
 def _ties_up(case, got, want):
+    """Codes one above the expected ones, and only at exact ties with an even code below them
+    (x half-way between codes c and c + 1, c even): elsewhere a code one too high comes from
+    another change (a scale not rounded to float16, say)."""
     w = np.asarray(want[0], np.int64)
     diff = np.asarray(got[0], np.int64) - w
     up = diff == 1
-    return (
-        _right_params(got, want) and diff.min() >= 0 and up.any() and bool((w[up] % 2 == 0).all())
-    )
+    if not (_right_params(got, want) and diff.min() >= 0 and diff.max() == 1):
+        return False
+    tie = np.abs(_steps(case, want) - (w + 0.5)) <= 1e-4
+    return bool((w[up] % 2 == 0).all() and tie[up].all())
+
+
+def _scale_not_rounded(case, got, want):
+    """4 and 2 bits: the right scale and offset returned, but the codes computed with the float32
+    scale (max - offset) / (2^b - 1) before its rounding to float16: every code is a rounding of
+    (x - offset) / that scale, and some differ from the expected ones."""
+    if bits_of(case) == 8 or not _right_params(got, want):
+        return False
+    E = np.asarray(case.args[0], np.float32)
+    offset = np.asarray(want[2]).astype(np.float32)
+    unrounded = (E.max(axis=1) - offset) / np.float32(levels(case))
+    unrounded[np.asarray(want[1]) == 1] = 1  # replaced by 1 either way
+    t = (E - offset[:, None]) / np.where(unrounded != 0, unrounded, 1)[:, None]
+    g = np.asarray(got[0], np.float64)
+    differs = not same_codes(g, want[0])
+    return differs and bool(np.all(np.abs(g - np.clip(t, 0, levels(case))) <= 0.5 + 1e-6))
 
 
 def _levels_2b(case, got, want):
@@ -286,6 +318,15 @@ PARAMS_DTYPE = Mistake(
     "them as float32, its 4- and 2-bit formats as float16 (the offset rounded to float16 before the "
     "codes are computed)",
 )
+SCALE_NOT_ROUNDED = Mistake(
+    "scale-not-rounded",
+    f"{QUANT} computed the codes with the float32 scale and returned it rounded to float16: at 4 "
+    "and 2 bits the stored scale is the float16 one, and dequantizing multiplies the codes by it, "
+    "so the codes must be computed with that very value (converted to float32): "
+    "scale = (range / (2^b - 1)).astype(np.float16), then t = (E - o) / scale.astype(np.float32). "
+    "The two differ by up to 2^-11 of the scale, enough to move a value near a half-way point to "
+    "the next code",
+)
 OFFSET_NOT_ROUNDED = Mistake(
     "offset-not-rounded",
     f"{QUANT} measured the codes from the row's exact minimum, but stores the minimum rounded to "
@@ -306,6 +347,7 @@ QUANT_MISTAKES = [
     (WRAPPED, _wrapped),
     (TRUNCATED, _truncated),
     (TIES_UP, _ties_up),
+    (SCALE_NOT_ROUNDED, _scale_not_rounded),
     (OFFSET_NOT_ROUNDED, _from_exact_minimum),
 ]
 
@@ -368,6 +410,26 @@ def _quant_wrong(case, got, want) -> str:
     return f"{QUANT} is wrong for {case.label}."  # pragma: no cover
 
 
+NAN_CAST = "invalid value encountered in cast"
+
+
+def _nan_cast(case, got) -> str | None:
+    """Right values, but numpy warned that the call cast NaN (or inf) to an integer, on a case
+    with degenerate rows: 0 / 0 for a constant row (8 bits), or a division by a float16 scale of 0
+    before the guard (4 and 2 bits), left in the codes until the cast to uint8, which happens to
+    give 0. A NaN repaired before the cast (np.nan_to_num, np.where) raises no such warning."""
+    if not degenerate_rows(case).any() or not any(NAN_CAST in w for w in got.warnings):
+        return None
+    return CONSTANT.said(
+        f"{QUANT} divided by zero for {case.label}: a constant row's range is 0, so (x - offset) / "
+        "scale is 0 / 0 = NaN (at 4 and 2 bits: a float16 scale of 0 used before it was replaced by "
+        "1), and the NaN codes were cast to uint8 (numpy warned: invalid value encountered in "
+        "cast). The cast of NaN is undefined: that it gives 0 here is an accident. Never divide by "
+        "zero: divide by np.where(scale != 0, scale, 1), multiply by FBGEMM's "
+        "255 / (range + 1e-8), or replace the NaN before the cast (np.nan_to_num)"
+    )
+
+
 def quant_judge(extra=()):
     """The quantize_rows judge; ``extra``: more (Mistake, predicate) pairs, tried after these."""
 
@@ -380,7 +442,9 @@ def quant_judge(extra=()):
             return problem
         g, w = got.values, want.values
         if same_codes(g[0], w[0]) and near(g[1], w[1]) and near(g[2], w[2]):
-            return None  # the values are right: the dtypes are test_quantize_types' to judge
+            return _nan_cast(
+                case, got
+            )  # right values: the dtypes are test_quantize_types' to judge
         for mistake, applies in [*QUANT_MISTAKES, *extra]:
             if applies(case, g, w):
                 return mistake.on(case)
@@ -438,7 +502,7 @@ def quant_rows_judge(rows_of, extra=()):
             values.append(g)
         w = want.values
         if same_codes(values[0], w[0]) and near(values[1], w[1]) and near(values[2], w[2]):
-            return None
+            return _nan_cast(case, got)
         message = full(case, dataclasses.replace(got, values=values), want)
         return message or f"{QUANT} is wrong for {case.label}."  # pragma: no cover
 
@@ -577,16 +641,36 @@ def _modulo(ids, R, V):
     return ids % R, ids // R
 
 
-def _equal_blocks(ids, R, V):
-    block = max(1, -(-V // R))  # ceil(V / R): TorchRec's layout, not these shards
-    return ids // block, ids % block
-
-
 WRONG_OWNER = Mistake(
     "wrong-owner",
-    f"{ROUTE} routed ids to the wrong shard (as if rows were dealt out cyclically, id % R, or in "
-    f"equal blocks of ceil(V / R)): the shard that {OWNER}",
-    (lambda c, w: _route_as(c, _modulo), lambda c, w: _route_as(c, _equal_blocks)),
+    f"{ROUTE} routed ids to the wrong shard (as if rows were dealt out cyclically, id % R): the "
+    f"shard that {OWNER}",
+    lambda c, w: _route_as(c, _modulo),
+)
+
+
+def _equal_blocks_route(case, want):
+    """route's output if the shards were TorchRec's equal blocks: ceil(V / R) rows each (the last
+    one shorter), or blocks of shard_rows[0] rows, whatever the shards' real sizes (blocks past
+    the last shard and local rows the real shard lacks included: the layout is the mistake)."""
+    sizes = np.asarray(case.args[0], np.int64).reshape(-1)
+    ids = np.asarray(case.args[1], np.int64)
+    R, V = len(sizes), int(sizes.sum())
+    out = []
+    for block in dict.fromkeys((max(1, -(-V // max(R, 1))), max(1, int(sizes[0]) if R else 1))):
+        shard = ids // block  # past the last shard too (then more than R counts)
+        out.append(_grouped(shard, ids % block, max(R, int(shard.max(initial=-1)) + 1)))
+    return out
+
+
+EQUAL_BLOCKS = Mistake(
+    "equal-blocks",
+    f"{ROUTE} cut the table into equal blocks (ceil(V / R) rows each, TorchRec's row-wise layout, "
+    "or blocks of shard_rows[0] rows): here the shards' sizes are given, shard s has "
+    "shard_rows[s] rows (they may differ, and a shard may be empty), so shard s starts at "
+    "start_s = shard_rows[0] + ... + shard_rows[s - 1], and id x belongs to the shard s with "
+    "start_s <= x < start_s + shard_rows[s], as its row x - start_s (with "
+    "ends = np.cumsum(shard_rows): s = np.searchsorted(ends, x, side='right'))",
 )
 
 
@@ -724,6 +808,9 @@ def route_judge(case, got, want) -> str | None:
         for alt in m.predictions(case, w):
             if all(np.array_equal(np.asarray(a), b) for a, b in zip(alt, g, strict=True)):
                 return m.on(case)
+    for alt in _equal_blocks_route(case, w):
+        if all(np.array_equal(np.asarray(a), b) for a, b in zip(alt, g, strict=True)):
+            return EQUAL_BLOCKS.on(case)
     for m, applies in ((ROUTE_COUNTS, _route_counts_short), (ROUTE_ORDER, _route_unstable)):
         if applies(case, g, w):
             return m.on(case)
@@ -928,7 +1015,42 @@ def backward_judge(case, got, want) -> str | None:
     )
 
 
-lookup_judge = array_judge(LOOKUP, mistakes=[NOT_REORDERED, NOT_INVERTED, LOCAL_AS_IDS])
+def _send_outside(case) -> str | None:
+    """The first block of send (sharded_lookup's input) that names a row its shard does not
+    have, said as 'shard s (n rows) was sent row x', or None."""
+    shards, send, counts = case.args[0], np.asarray(case.args[1]), np.asarray(case.args[2])
+    sizes = [len(t) for t in shards]
+    if counts.size != len(sizes) or counts.sum() != send.size or (counts < 0).any():
+        return None
+    for s, (block, n) in enumerate(zip(_blocks(send, counts), sizes, strict=True)):
+        bad = block[(block < 0) | (block >= n)]
+        if bad.size:
+            return f"shard {s} ({n} rows) was sent row {int(bad[0])}"
+    return None
+
+
+def _lookup_problems(judge):
+    """A lookup judge that, when sharded_lookup raised IndexError on a send that names a row
+    outside its shard, says where that send came from: route (the round trip feeds your route's
+    send to your sharded_lookup), not the lookup."""
+
+    def judged(case, got, want):
+        outside = _send_outside(case) if got.error_type == "IndexError" else None
+        if outside is None:
+            return judge(case, got, want)
+        inside = f" in {got.raised_in}" if got.raised_in and got.raised_in != LOOKUP else ""
+        return ROUTE_OUTSIDE.said(
+            f"{LOOKUP} raised IndexError{inside} for {case.label} ({got.error}), because the send "
+            f"it was given names a row its shard does not have: {outside}. That send came from "
+            f"{ROUTE}: fix {ROUTE} first (test_route says how). {ROUTE_OUTSIDE.message}"
+        )
+
+    return judged
+
+
+lookup_judge = _lookup_problems(
+    array_judge(LOOKUP, mistakes=[NOT_REORDERED, NOT_INVERTED, LOCAL_AS_IDS])
+)
 
 
 def quant_shape_judge(case, got, want) -> str | None:
@@ -943,7 +1065,7 @@ JUDGES = {
     f"{QUANT}:types": quant_types_judge,
     f"{QUANT}:constant": quant_constant_judge,
     f"{DEQUANT}:shape": shape_judge(DEQUANT, expected="(V, d) = "),
-    f"{LOOKUP}:shape": shape_judge(LOOKUP, expected="(N, d) = "),
+    f"{LOOKUP}:shape": _lookup_problems(shape_judge(LOOKUP, expected="(N, d) = ")),
     f"{QUANT}:bits": bits_judge,
     DEQUANT: dequant_judge,
     ROUTE: route_judge,
@@ -965,6 +1087,7 @@ MISTAKES = [
     ROUTE_ORDER,
     ROUTE_OUTSIDE,
     WRONG_OWNER,
+    EQUAL_BLOCKS,
     NOT_REORDERED,
     NOT_INVERTED,
     LOCAL_AS_IDS,
