@@ -103,3 +103,31 @@ def find_leaks(paths) -> list[str]:
             if pair in text:
                 found.append(f"{path}: lines of the {a} solution: {pair!r}")
     return found
+
+
+# Calls a chapter's pasted test helpers must not make: they would compute (close to) a Part's
+# solution in the student's notebook. Exercise 7's heldout_error is a rank-d SVD fit of M_train,
+# so its helpers state the curves of the mistakes that need one (meta["wrong_curves"]) as
+# numbers instead of computing them.
+HELPER_FORBIDDEN_CALLS = {"07_choosing_d": {"svd"}}
+
+
+def forbidden_helper_calls(source: str, names) -> list[str]:
+    """The calls in a helper cell's source of a function (``svd``, ``np.linalg.svd``, an alias
+    bound by ``from numpy.linalg import svd as f`` included) whose name is in ``names``."""
+    import ast
+
+    tree = ast.parse(source)
+    aliases = set(names)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            aliases |= {a.asname or a.name for a in node.names if a.name in names}
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
+        if name in aliases:
+            found.append(f"line {node.lineno}: {ast.unparse(node)[:80]}")
+    return found

@@ -13,7 +13,7 @@ from autograder import nb as notebooks
 from autograder import release, samples
 from autograder.course import EXERCISES, SOLUTIONS, assignments, release_notebook, source_notebook
 
-from .leaks import find_leaks
+from .leaks import HELPER_FORBIDDEN_CALLS, find_leaks, forbidden_helper_calls
 
 
 def test_there_are_assignments():
@@ -172,6 +172,23 @@ def test_released_notebook_holds_no_solution_or_hidden_test(assignment):
     assert not find_leaks([path])
     nb = json.loads(path.read_text(encoding="utf-8"))
     assert nb["metadata"]["course"] == notebooks.release_stamp(assignment)
+
+
+@pytest.mark.parametrize("assignment", sorted(HELPER_FORBIDDEN_CALLS))
+def test_released_test_helpers_make_no_call_that_computes_a_part_of_the_solution(assignment):
+    """Exercise 7's helpers fit no SVD of M_train (Part C's heldout_error is one): the curves of
+    the mistakes that need one come as numbers (meta["wrong_curves"]). The scan finds one."""
+    cells = json.loads(release_notebook(assignment).read_text(encoding="utf-8"))["cells"]
+    helper = [
+        notebooks.source(c)
+        for c in cells
+        if notebooks.is_inline(c) and c["metadata"]["course"]["inline"] == "tests"
+    ]
+    assert len(helper) == 1
+    names = HELPER_FORBIDDEN_CALLS[assignment]
+    assert not forbidden_helper_calls(helper[0], names)
+    planted = "import numpy as np\nfrom numpy.linalg import svd as f\nnp.linalg.svd(M)\nf(M)\n"
+    assert len(forbidden_helper_calls(planted, names)) == 2
 
 
 @pytest.mark.parametrize("assignment", assignments())

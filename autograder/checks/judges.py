@@ -10,7 +10,9 @@ Public means: ``make release`` pastes this module (with :mod:`.harness`, :mod:`.
 :mod:`.visible` and the chapter's :mod:`.public` module) into every released notebook, so the
 visible tests judge the same way as the hidden ones. It must therefore never import the
 reference solutions, the hidden cases, or anything outside numpy and the standard library
-(``tests/test_visible.py`` checks that).
+(``tests/test_visible.py`` checks that). The paste is tree-shaken (release/inline.py): a
+notebook gets only the definitions here that its chapter uses, so a mistake two chapters share
+(GLOBAL_MAX, EPS_INSIDE_SQRT) is defined here once and reaches only those two notebooks.
 """
 
 from __future__ import annotations
@@ -211,6 +213,49 @@ ROWS_NOT_COALESCED = Mistake(
     "rows-not-coalesced", "rows lists an id more than once: the gradient is not coalesced"
 )
 ROWS_UNSORTED = Mistake("rows-unsorted", "rows are the right ids but not sorted ascending")
+
+# A log-softmax shifted by the wrong maximum, judged the same in exercise 5 (the bigram losses)
+# and exercise 6 (the loss of the initialization experiment); each chapter lists them in its own
+# MISTAKES, and only those two notebooks get them pasted.
+GLOBAL_MAX = Mistake(
+    "global-max",
+    "one maximum for the whole batch was subtracted (Z - Z.max()), not each row's own: in a "
+    "row whose largest logit is far below the batch's, exp underflows to 0 in every entry, so "
+    "its softmax is 0 / 0 and its log-sum-exp log(0) = -inf. Subtract each row's own maximum, "
+    "Z - Z.max(axis=1, keepdims=True)",
+)
+UNSTABLE_SOFTMAX = Mistake(
+    "unstable-softmax",
+    "exp overflowed or underflowed: the softmax must subtract each row's own maximum logit "
+    "before exp, Z - Z.max(axis=1, keepdims=True). Without any shift, exp of these logits "
+    "overflows (inf / inf = NaN); with one shift for the whole batch (Z.max()), a row whose "
+    "largest logit is far below the batch's underflows to 0 / 0",
+)
+
+# SparseAdam's eps in the wrong place, judged the same in exercise 3 (sparse_adam_step_) and in
+# the capstone that reuses it. Each chapter adds its own model (Mistake.also) over its own view
+# of a step; both scale the expected step by eps_moved_factor.
+EPS_INSIDE_SQRT = Mistake(
+    "eps-inside-sqrt",
+    "eps went inside the square root: the denominator is sqrt(v) + eps, not sqrt(v + eps)",
+)
+EPS_CORRECTED = Mistake(
+    "eps-corrected",
+    "eps was bias-corrected (m_hat / (sqrt(v_hat) + eps), torch.optim.Adam's form): "
+    "SparseAdam folds both corrections into the step size and adds eps to the uncorrected "
+    "sqrt(v), so the update is step_size * m / (sqrt(v) + eps)",
+)
+
+
+def eps_moved_factor(v, eps: float, b2: float, t: int, kind: str) -> np.ndarray:
+    """How much each entry of a SparseAdam step (its denominator sqrt(v) + eps, v the expected
+    second moment) grows when eps sits elsewhere: ``kind`` "inside" the square root,
+    sqrt(v + eps), or "corrected" (textbook Adam, m_hat / (sqrt(v_hat) + eps)), which adds
+    eps * sqrt(1 - b2**t) to the uncorrected sqrt(v). 1 where the new denominator is 0."""
+    root = np.sqrt(v)
+    new = np.sqrt(v + eps) if kind == "inside" else root + eps * np.sqrt(1 - b2**t)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(new > 0, (root + eps) / new, 1.0)
 
 
 def row_ids_problem(case: Case, got: Outcome, want: Outcome, fname: str) -> str | None:

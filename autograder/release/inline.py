@@ -9,15 +9,20 @@ import of the course is an error, so a pasted module cannot pull in the referenc
 
 The test helpers (kind "tests": the judges and the chapter's mistake models) are pasted inside a
 function that returns only ``expect`` and ``Raises``, so a student's variable called ``expected``
-or ``close`` cannot break them.
+or ``close`` cannot break them. They are tree-shaken (:func:`shake`): of the shared modules
+(harness, compare, judges, visible) a notebook gets only the definitions, constants and imports
+that its chapter's public module and ``expect`` use, transitively, in source order; so a mistake
+model shared by two chapters lives once in judges.py and reaches only the notebooks that use it.
 """
 
 from __future__ import annotations
 
 import ast
+import copy
 import importlib
 import importlib.util
 import inspect
+import symtable
 import textwrap
 
 # kind -> (the modules pasted, in order; the line that ends the cell). "{chapter}" is the
@@ -47,6 +52,9 @@ INLINE = {
 }
 # Kinds pasted inside a function; the names it hands back to the notebook.
 WRAPPED = {"tests": ("expect", "Raises")}
+# Kinds whose shared modules are tree-shaken (:func:`shake`): only the definitions the last module
+# (the chapter's) and the names handed back use, transitively, are pasted.
+SHAKEN = {"tests"}
 COURSE_PACKAGES = ("coursekit", "autograder")
 # Kinds whose pasted code imports torch at the top: the cell runs it only outside nbgrader.
 GUARDED = {"realdata"}
@@ -78,30 +86,122 @@ def _imported(node: ast.ImportFrom, package: str) -> str:
     return importlib.util.resolve_name(relative, package) if node.level else node.module or ""
 
 
-def _module_source(name: str, pasted: list[str], wrapped: bool = False) -> str:
-    """A module's source with its imports of already-pasted modules removed (and, for a wrapped
-    kind, its ``from __future__`` import, which is allowed only at the top of a cell)."""
-    module = importlib.import_module(name)
-    text = inspect.getsource(module)
+def _dropped(node: ast.stmt, name: str, package: str, pasted: list[str], wrapped: bool) -> bool:
+    """Is this top-level statement an import the paste drops (of a module pasted before it; for a
+    wrapped kind, ``from __future__``)? Raises ValueError for any other import of the course."""
+    if isinstance(node, ast.Import) and any(
+        a.name.split(".")[0] in COURSE_PACKAGES for a in node.names
+    ):
+        raise ValueError(f"{name} imports the course ({ast.unparse(node)}); it cannot be inlined")
+    if not isinstance(node, ast.ImportFrom):
+        return False
+    target = _imported(node, package)
+    if wrapped and target == "__future__":
+        return True
+    if target.split(".")[0] in COURSE_PACKAGES:
+        if target not in pasted:
+            raise ValueError(f"{name} imports {target}, which is not inlined before it")
+        return True
+    return False
+
+
+def split_statements(text: str) -> list[tuple]:
+    """A module's top-level statements as (node, text): the text runs from the end of the statement
+    before it (its comments and blank lines come with it) to its own end."""
     lines = text.splitlines()
-    drop = set()
+    out, start = [], 0
     for node in ast.parse(text).body:
-        if isinstance(node, ast.Import) and any(
-            a.name.split(".")[0] in COURSE_PACKAGES for a in node.names
-        ):
-            raise ValueError(
-                f"{name} imports the course ({ast.unparse(node)}); it cannot be inlined"
-            )
-        if not isinstance(node, ast.ImportFrom):
+        out.append((node, "\n".join(lines[start : node.end_lineno])))
+        start = node.end_lineno
+    return out
+
+
+def _statements(name: str, pasted: list[str], wrapped: bool = False) -> list[tuple]:
+    """:func:`split_statements` of a module, without its imports of already-pasted modules (and,
+    for a wrapped kind, ``from __future__``, which is allowed only at the top of a cell). The
+    comments above a dropped import stay with the statement after it."""
+    module = importlib.import_module(name)
+    out, lead = [], ""
+    for node, text in split_statements(inspect.getsource(module)):
+        if _dropped(node, name, module.__package__ or "", pasted, wrapped):
+            own = node.end_lineno - node.lineno + 1
+            lead += "".join(ln + "\n" for ln in text.splitlines()[:-own])
             continue
-        target = _imported(node, module.__package__ or "")
-        if wrapped and target == "__future__":
-            drop.update(range(node.lineno - 1, node.end_lineno))
-        elif target.split(".")[0] in COURSE_PACKAGES:
-            if target not in pasted:
-                raise ValueError(f"{name} imports {target}, which is not inlined before it")
-            drop.update(range(node.lineno - 1, node.end_lineno))
-    return "\n".join(ln for i, ln in enumerate(lines) if i not in drop).strip("\n")
+        out.append((node, lead + text))
+        lead = ""
+    return out
+
+
+def _binds(node: ast.stmt) -> set[str] | None:
+    """The names a definition, an assignment or an import binds; None for any other statement
+    (a docstring, a loop, a call), which the paste always keeps."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {node.name}
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in node.names}
+    if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return {
+            n.id
+            for t in targets
+            for n in ast.walk(t)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        }
+    return None
+
+
+def _uses(text: str) -> set[str]:
+    """The global names a top-level statement refers to: at its top level, or inside the
+    functions, classes, lambdas and comprehensions it defines (decorators, defaults and
+    annotations included: a wrapped paste evaluates annotations)."""
+
+    def walk(table) -> set[str]:
+        top = table.get_type() == "module"
+        names = {
+            s.get_name()
+            for s in table.get_symbols()
+            if s.is_referenced() and (top or s.is_global())
+        }
+        return names.union(*(walk(child) for child in table.get_children()))
+
+    return walk(symtable.symtable(text, "<pasted>", "exec"))
+
+
+def _pruned_import(node, text: str, needed: set[str]) -> str:
+    """An import statement's text with only the names ``needed`` (its comments kept)."""
+    names = [a for a in node.names if (a.asname or a.name).split(".")[0] in needed]
+    if len(names) == len(node.names):
+        return text
+    before = text.splitlines()[: -(node.end_lineno - node.lineno + 1)]
+    pruned = copy.copy(node)
+    pruned.names = names
+    return "\n".join([*before, ast.unparse(pruned)])
+
+
+def shake(modules: list[list[tuple]], roots=()) -> list[list[str]]:
+    """Tree-shaking: each module's statements (as :func:`_statements` gives them) reduced to
+    those the last module needs. The last module is kept whole; in the modules before it, a
+    definition, assignment or import is kept only when it binds a name that ``roots``, the last
+    module, or a statement kept already refers to (transitively, in any direction: a function may
+    use a constant defined below it). Every other statement is kept. Returns the kept texts,
+    in source order, per module."""
+    stmts = [(i, node, text) for i, mod in enumerate(modules) for node, text in mod]
+    last = len(modules) - 1
+    keep = [i == last or _binds(node) is None for i, node, _ in stmts]
+    needed = set(roots).union(*(_uses(t) for k, (_, _, t) in zip(keep, stmts, strict=True) if k))
+    changed = True
+    while changed:
+        changed = False
+        for j, (_, node, text) in enumerate(stmts):
+            if not keep[j] and _binds(node) & needed:
+                keep[j], changed = True, True
+                needed |= _uses(text)
+    out: list[list[str]] = [[] for _ in modules]
+    for k, (i, node, text) in zip(keep, stmts, strict=True):
+        if k:
+            imported = isinstance(node, (ast.Import, ast.ImportFrom)) and i != last
+            out[i].append(_pruned_import(node, text, needed) if imported else text)
+    return out
 
 
 def inline_cell_source(spec: dict) -> str:
@@ -111,10 +211,12 @@ def inline_cell_source(spec: dict) -> str:
         raise ValueError(f"unknown inline kind {kind!r}")
     names, last = INLINE[kind]
     names = [n.format(chapter=spec.get("chapter", "")) for n in names]
-    bodies, pasted = [], []
-    for name in names:
-        bodies.append(_module_source(name, pasted, kind in WRAPPED))
-        pasted.append(name)
+    modules = [_statements(n, names[:i], kind in WRAPPED) for i, n in enumerate(names)]
+    if kind in SHAKEN:
+        texts = shake(modules, WRAPPED[kind])
+    else:
+        texts = [[text for _, text in mod] for mod in modules]
+    bodies = ["\n".join(t).strip("\n") for t in texts]
     files = " and ".join(n.replace(".", "/") + ".py" for n in names)
     head = HEADS[kind].format(files=files)
     if kind in WRAPPED:

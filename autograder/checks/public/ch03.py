@@ -17,7 +17,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..compare import close, differing_rows, fmt, shown, tolerance
-from ..judges import Mistake, common_problems, explains, in_place_problem
+from ..judges import (
+    EPS_CORRECTED,
+    EPS_INSIDE_SQRT,
+    Mistake,
+    common_problems,
+    eps_moved_factor,
+    explains,
+    in_place_problem,
+)
 from ..visible import make_expect
 
 STEP = "sparse_adam_step_"
@@ -223,14 +231,7 @@ def _only_m_corrected(p):
 def _eps_model(kind):
     @_model()
     def model(p):
-        root = np.sqrt(p.v1)
-        if kind == "inside":
-            new = np.sqrt(p.v1 + p.eps)
-        else:  # bias-corrected: eps * sqrt(1 - b2**t) added to the uncorrected sqrt(v)
-            new = root + p.eps * np.sqrt(1 - p.b2**p.t)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            factor = np.where(new > 0, (root + p.eps) / new, 1.0)
-        return p.scaled(factor)
+        return p.scaled(eps_moved_factor(p.v1, p.eps, p.b2, p.t, kind))
 
     return model
 
@@ -328,18 +329,8 @@ ADAM_MISTAKES = [
         "lr / (1 - b1**t); v starts at zero too, and its correction sqrt(1 - b2**t) is missing",
         _only_m_corrected,
     ),
-    Mistake(
-        "eps-inside-sqrt",
-        "eps went inside the square root: the denominator is sqrt(v) + eps, not sqrt(v + eps)",
-        _eps_model("inside"),
-    ),
-    Mistake(
-        "eps-corrected",
-        "eps was bias-corrected (m_hat / (sqrt(v_hat) + eps), torch.optim.Adam's form): "
-        "SparseAdam folds both corrections into the step size and adds eps to the uncorrected "
-        "sqrt(v), so the update is step_size * m / (sqrt(v) + eps)",
-        _eps_model("corrected"),
-    ),
+    EPS_INSIDE_SQRT.also(_eps_model("inside")),
+    EPS_CORRECTED.also(_eps_model("corrected")),
     Mistake(
         "t-plus-one",
         "the step number is off by one (t + 1 used): the caller passes this step's number, 1 for "

@@ -19,7 +19,9 @@ import numpy as np
 
 from ..compare import close, differing_rows, expected, fmt, shown, tolerance
 from ..judges import (
+    GLOBAL_MAX,
     TRANSPOSED,
+    UNSTABLE_SOFTMAX,
     WRONG_DTYPE,
     Case,
     Diagnosis,
@@ -201,20 +203,6 @@ NAIVE_SOFTMAX = Mistake(
     "exp of logits this large overflows: no maximum was subtracted before exp (a naive softmax "
     "gives inf / inf = NaN). Subtract each row's maximum logit before exp (the log-sum-exp "
     "trick); the probabilities do not change",
-)
-GLOBAL_MAX = Mistake(
-    "global-max",
-    "one maximum for the whole batch was subtracted (Z - Z.max()), not each row's own: in a "
-    "row whose largest logit is far below the batch's, exp underflows to 0 in every entry, so "
-    "its softmax is 0 / 0 and its log-sum-exp log(0) = -inf. Subtract each row's own maximum, "
-    "Z - Z.max(axis=1, keepdims=True)",
-)
-UNSTABLE_SOFTMAX = Mistake(
-    "unstable-softmax",
-    "exp overflowed or underflowed: the softmax must subtract each row's own maximum logit "
-    "before exp, Z - Z.max(axis=1, keepdims=True). Without any shift, exp of these logits "
-    "overflows (inf / inf = NaN); with one shift for the whole batch (Z.max()), a row whose "
-    "largest logit is far below the batch's underflows to 0 / 0",
 )
 LOG_UNDERFLOW = Mistake(
     "log-underflow",

@@ -28,9 +28,11 @@ import numpy as np
 
 from ..compare import expected
 from ..judges import (
+    GLOBAL_MAX,
     NOT_ONE_ARRAY,
     RETURNED_NONE,
     TRANSPOSED,
+    UNSTABLE_SOFTMAX,
     WRONG_DTYPE,
     Case,
     Diagnosis,
@@ -415,21 +417,6 @@ NO_MAX = Mistake(
     "exp of logits this large overflows (or a probability underflows to 0 and its log is -inf): "
     "subtract each row's largest logit m first and take the log-softmax as "
     "(z_y - m) - log(sum_j exp(z_j - m)), never exp(z) directly nor log(softmax(z))",
-)
-# Exercise 5's wording: the same mistake, made in the same log-softmax.
-GLOBAL_MAX = Mistake(
-    "global-max",
-    "one maximum for the whole batch was subtracted (Z - Z.max()), not each row's own: in a "
-    "row whose largest logit is far below the batch's, exp underflows to 0 in every entry, so "
-    "its softmax is 0 / 0 and its log-sum-exp log(0) = -inf. Subtract each row's own maximum, "
-    "Z - Z.max(axis=1, keepdims=True)",
-)
-UNSTABLE_SOFTMAX = Mistake(
-    "unstable-softmax",
-    "exp overflowed or underflowed: the softmax must subtract each row's own maximum logit "
-    "before exp, Z - Z.max(axis=1, keepdims=True). Without any shift, exp of these logits "
-    "overflows (inf / inf = NaN); with one shift for the whole batch (Z.max()), a row whose "
-    "largest logit is far below the batch's underflows to 0 / 0",
 )
 LOSS_MISTAKES = [LOG2, LOG10, SUM_POSITIONS, FIRST_AXIS_MEAN]
 

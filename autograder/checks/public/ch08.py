@@ -22,6 +22,8 @@ import numpy as np
 
 from ..compare import close, differing_rows, expected, fmt, shown
 from ..judges import (
+    EPS_CORRECTED,
+    EPS_INSIDE_SQRT,
     RETURNED_NONE,
     ROWS_NOT_COALESCED,
     ROWS_UNSORTED,
@@ -29,6 +31,7 @@ from ..judges import (
     Mistake,
     array_judge,
     common_problems,
+    eps_moved_factor,
     explains,
     in_place_problem,
     row_ids_problem,
@@ -166,17 +169,9 @@ class _Step:
         return [self.E0 - self.D * np.where(np.isfinite(factor), factor, 1.0), self.m1, v]
 
     def eps_moved(self, kind):
-        """[E, m, v] when eps sits elsewhere in the denominator (exercise 3's models): inside the
-        square root, sqrt(v + eps), or bias-corrected, m_hat / (sqrt(v_hat) + eps) (textbook
-        Adam), which adds eps * sqrt(1 - b2**t) to the uncorrected sqrt(v)."""
-        root = np.sqrt(self.v1)
-        if kind == "inside":
-            new = np.sqrt(self.v1 + EPS)
-        else:
-            new = root + EPS * np.sqrt(1 - B2**self.t)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            factor = np.where(new > 0, (root + EPS) / new, 1.0)
-        return self.scaled(factor)
+        """[E, m, v] when eps sits elsewhere in the denominator (exercise 3's models, the same
+        judges.eps_moved_factor)."""
+        return self.scaled(eps_moved_factor(self.v1, EPS, B2, self.t, kind))
 
     def sum_of_squares(self):
         """v from the sum of a repeated row's squared gradients instead of the square of the sum."""
@@ -363,15 +358,9 @@ ADAM_MISTAKES = [
         lambda s: s.scaled(_step_size(s.lr, s.t - 1) / _step_size(s.lr, s.t)) if s.t > 1 else None,
     ),
 ]
-EPS_INSIDE = "eps went inside the square root: the denominator is sqrt(v) + eps, not sqrt(v + eps)"
-EPS_CORRECTED = (
-    "eps was bias-corrected (m_hat / (sqrt(v_hat) + eps), torch.optim.Adam's form): "
-    "SparseAdam folds both corrections into the step size and adds eps to the uncorrected "
-    "sqrt(v), so the update is step_size * m / (sqrt(v) + eps)"
-)
 ADAM_MISTAKES += [
-    Mistake("eps-inside-sqrt", EPS_INSIDE, lambda s: s.eps_moved("inside")),
-    Mistake("eps-corrected", EPS_CORRECTED, lambda s: s.eps_moved("corrected")),
+    EPS_INSIDE_SQRT.also(lambda s: s.eps_moved("inside")),
+    EPS_CORRECTED.also(lambda s: s.eps_moved("corrected")),
 ]
 ADAM_NOT_IN_PLACE = Mistake(
     "not-in-place",
@@ -512,12 +501,12 @@ TRAIN_MISTAKES = [
 TRAIN_MISTAKES += [
     Mistake(
         "step-eps-inside-sqrt",
-        f"{EPS_INSIDE} (in your sparse_adam_step_: its own test cell names it too)",
+        f"{EPS_INSIDE_SQRT.message} (in your sparse_adam_step_: its own test cell names it too)",
         lambda s: s.eps_moved("inside"),
     ),
     Mistake(
         "step-eps-corrected",
-        f"{EPS_CORRECTED} (in your sparse_adam_step_: its own test cell names it too)",
+        f"{EPS_CORRECTED.message} (in your sparse_adam_step_: its own test cell names it too)",
         lambda s: s.eps_moved("corrected"),
     ),
 ]
