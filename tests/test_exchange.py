@@ -96,6 +96,34 @@ def test_a_companion_function_is_called_in_the_kernel_and_its_floats_come_back(t
     assert got[0].companion == [None, None, None] and got[1].companion is None
 
 
+def test_a_whole_companion_brings_back_every_element_of_the_return(tmp_path):
+    """The tied cases of chapter 5 ask for the student's untied return, whole."""
+    M = np.arange(6.0).reshape(2, 3).astype(np.float32)
+    case = Case("with a whole companion", (M, 2))
+    case.meta["companion"] = ("g", [(M, 1), (M, 0)], "whole")
+
+    def g(M, k):
+        if k == 0:
+            raise ValueError("no")
+        return float(M.sum()), M * k
+
+    in_path, out_json, out_npz = exchange.new_paths(tmp_path)
+    exchange.write_new(in_path, exchange.encode_cases([case]))
+    user_ns = {"f": lambda M, k: k, "g": g}
+    _kernel_ns()["_course_run"](user_ns, "f", str(in_path), str(out_json), str(out_npz))
+    (got,) = exchange.read_outcomes([case], out_json, out_npz)
+    assert got.companion[1] is None
+    assert got.companion[0] == [
+        ["float", "float64", [], [15.0]],
+        ["numpy.ndarray", "float32", [2, 3], M.reshape(-1).tolist()],
+    ]
+    result = json.loads(out_json.read_text())
+    result["outcomes"][0]["companion"] = [[["float", "float64", [2], [1.0]]], None]
+    out_json.write_text(json.dumps(result))
+    with pytest.raises(exchange.HarnessError, match="malformed"):
+        exchange.read_outcomes([case], out_json, out_npz)
+
+
 def test_a_planted_companion_that_is_not_numbers_is_refused(tmp_path):
     M = np.ones((2, 2))
     case = Case("with a companion", (M, 1))

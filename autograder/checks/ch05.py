@@ -20,7 +20,16 @@ from .data import distinct as _distinct
 from .data import ids as _ids
 from .data import table as _table
 from .framework import Case, checks_for
-from .public.ch05 import TIED, UNTIED, tied_judge, tied_types_judge, untied_judges
+from .public.ch05 import (
+    TIED,
+    UNTIED,
+    tied_judge,
+    tied_large_judge,
+    tied_repeated_judge,
+    tied_types_judge,
+    untied_companion,
+    untied_judges,
+)
 
 A = "05_weight_tying"
 check = checks_for(A)
@@ -62,11 +71,13 @@ def untied_case(label, E_in, W_out, x, y, **meta):
 
 def tied_case(label, E, x, y, **meta):
     x, y = np.asarray(x), np.asarray(y)
-    return Case(
+    case = Case(
         label,
         (E, x, y),
         meta={"arg_names": TIED_ARGS, "input_rows": input_rows(E, E, x, y), **meta},
     )
+    case.meta["companion"] = untied_companion(case)  # the student's own untied return
+    return case
 
 
 def _scaled_to(E, x, max_logit):
@@ -99,25 +110,14 @@ def _random_tied(kind, V, d, N, seed, inputs, dtype=np.float64):
 
 @functools.cache
 def _untied_cases(which):
-    """Part A's cases (built once per process: each computes its input-path rows): the same
-    calls for its three cells, each of which grades one element of the return."""
+    """Part A's value cases (built once per process: each computes its input-path rows): the
+    same calls for its three value cells, each of which grades one element of the return."""
     shown = [
         untied_case("the visible example (x = [0, 2, 0])", WORKED, WORKED_OUT, [0, 2, 0], [1, 0, 2])
     ]
     E32 = np.random.default_rng(0).standard_normal((6, 3)).astype(np.float32)
     W32 = np.random.default_rng(1).standard_normal((6, 3)).astype(np.float32)
     shown.append(untied_case("the visible float32 example", E32, W32, [5, 1, 1], [0, 2, 5]))
-    shown.append(  # all three cells: a naive softmax breaks the gradients as well as the loss
-        untied_case(
-            "the visible example times 40 (logits up to 1600)",
-            40.0 * WORKED,
-            40.0 * WORKED_OUT,
-            [0, 2, 0],
-            [1, 0, 2],
-            large=True,
-        )
-    )
-    x_big = _distinct(10, 20, 81)
     return shown + [
         _random_untied(20, 5, 30, 1),
         _random_untied(100, 8, 64, 5),
@@ -137,6 +137,57 @@ def _untied_cases(which):
             _ids(20, 50, 17),
         ),
         untied_case(
+            "tables with one row (V = 1)", _table(1, 3, 64), _table(1, 3, 71), [0, 0], [0, 0]
+        ),
+        untied_case(
+            "int32 ids",
+            _table(20, 3, 65),
+            _table(20, 3, 72),
+            _ids(12, 20, 66, np.int32),
+            _ids(12, 20, 67, np.int32),
+        ),
+        untied_case(
+            "uint8 ids",
+            _table(20, 3, 68),
+            _table(20, 3, 73),
+            _ids(12, 20, 69, np.uint8),
+            _ids(12, 20, 70, np.uint8),
+        ),
+    ]
+
+
+@check("test_untied_loss", UNTIED, untied_judges["loss"])
+def untied_loss():
+    """untied_bigram_loss_grad: the loss, a Python float"""
+    return list(_untied_cases("loss"))
+
+
+@check("test_untied_dE_in", UNTIED, untied_judges["dE_in"])
+def untied_dE_in():
+    """untied_bigram_loss_grad: dE_in, S^T (Delta W_out) in E_in's dtype (repeated ids add up)"""
+    return list(_untied_cases("tables"))
+
+
+@check("test_untied_dW_out", UNTIED, untied_judges["dW_out"])
+def untied_dW_out():
+    """untied_bigram_loss_grad: dW_out, Delta^T H in W_out's dtype (every row gets gradient)"""
+    return list(_untied_cases("tables"))
+
+
+@check("test_untied_large_logits", UNTIED, untied_judges["large"])
+def untied_large_logits():
+    """untied_bigram_loss_grad: logits too large for a naive softmax (loss and both gradients)"""
+    x_big = _distinct(10, 20, 81)
+    return [
+        untied_case(
+            "the visible example times 40 (logits up to 1600)",
+            40.0 * WORKED,
+            40.0 * WORKED_OUT,
+            [0, 2, 0],
+            [1, 0, 2],
+            large=True,
+        ),
+        untied_case(
             "(20, 8) tables of scale 30 (logits near 10^4)",
             _table(20, 8, 80, scale=30.0),
             _table(20, 8, 82, scale=30.0),
@@ -153,24 +204,6 @@ def _untied_cases(which):
             large=True,
         ),
     ]
-
-
-@check("test_untied_loss", UNTIED, untied_judges["loss"])
-def untied_loss():
-    """untied_bigram_loss_grad: the loss, a Python float, stable for logits in the thousands"""
-    return list(_untied_cases("loss"))
-
-
-@check("test_untied_dE_in", UNTIED, untied_judges["dE_in"])
-def untied_dE_in():
-    """untied_bigram_loss_grad: dE_in, S^T (Delta W_out) in E_in's dtype (repeated ids add up)"""
-    return list(_untied_cases("tables"))
-
-
-@check("test_untied_dW_out", UNTIED, untied_judges["dW_out"])
-def untied_dW_out():
-    """untied_bigram_loss_grad: dW_out, Delta^T H in W_out's dtype (every row gets gradient)"""
-    return list(_untied_cases("tables"))
 
 
 @check("test_tied_values", TIED, tied_judge)
@@ -203,7 +236,7 @@ def tied_values():
     ]
 
 
-@check("test_tied_repeated", TIED, tied_judge)
+@check("test_tied_repeated", TIED, tied_repeated_judge)
 def tied_repeated():
     """tied_bigram_loss_grad: a repeated input id collects the input path once per occurrence"""
     return [
@@ -221,7 +254,7 @@ def tied_repeated():
     ]
 
 
-@check("test_tied_large_logits", TIED, tied_judge)
+@check("test_tied_large_logits", TIED, tied_large_judge)
 def tied_large_logits():
     """tied_bigram_loss_grad: logits too large for a naive softmax"""
     E1 = 40.0 * WORKED

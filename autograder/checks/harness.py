@@ -175,14 +175,28 @@ def call(fn, args, kwargs, output="return"):
     return out
 
 
-def companion(fn, calls) -> list:
+def companion(fn, calls, whole=False) -> list:
     """What a second function of the student's gives on ``calls`` (argument tuples), one float
     per call, None where it raised or did not return one number: a judge reads it to tell a
     mistake of the graded function from one it inherits (best_dim over the student's own
-    heldout_error). ``fn`` None or not callable: None for every call."""
+    heldout_error). ``whole``: the whole return instead, per call None or one
+    [type name, dtype, shape, flat values] per element (a tied gradient over the student's own
+    untied one). ``fn`` None or not callable: None for every call."""
     out = []
     for args in calls:
         r = call(fn, args, {}) if callable(fn) else {"error_type": "missing", "values": []}
+        if whole:
+            ok = r["error_type"] is None and r["values"]
+            out.append(
+                [
+                    [t, str(v.dtype), list(v.shape), v.astype(float).reshape(-1).tolist()]
+                    for t, v in zip(r["types"], r["values"], strict=True)
+                    if v.dtype.kind in "biuf"
+                ]
+                if ok
+                else None
+            )
+            continue
         v = r["values"][0] if r["error_type"] is None and len(r["values"]) == 1 else None
         out.append(float(v.reshape(-1)[0]) if v is not None and v.size == 1 else None)
     return out

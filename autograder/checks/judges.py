@@ -80,9 +80,9 @@ def outcome_of(fn, case: Case, namespace: dict | None = None, companion_too=True
     graded function's own globals: the student's notebook) on each of ``calls``."""
     got = Outcome(**call(fn, case.args, case.kwargs, case.output))
     if companion_too and "companion" in case.meta and got.error_type != "NotImplementedError":
-        name, calls = case.meta["companion"]
+        name, calls, *whole = case.meta["companion"]
         ns = getattr(fn, "__globals__", {}) if namespace is None else namespace
-        got.companion = companion(ns.get(name), calls)
+        got.companion = companion(ns.get(name), calls, bool(whole))
     return got
 
 

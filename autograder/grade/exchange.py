@@ -88,8 +88,8 @@ def encode_cases(cases: list[Case]) -> bytes:
             "output": output,
         }
         if "companion" in case.meta:  # a second student function, called on these argument lists
-            name, calls = case.meta["companion"]
-            entry["companion"] = [name, [[_encode(a, arrays) for a in c] for c in calls]]
+            name, calls, *whole = case.meta["companion"]
+            entry["companion"] = [name, [[_encode(a, arrays) for a in c] for c in calls], *whole]
         spec.append(entry)
     arrays["__spec__"] = np.frombuffer(json.dumps({"cases": spec}).encode(), dtype=np.uint8)
     buf = io.BytesIO()
@@ -186,9 +186,9 @@ def _course_run(user_ns, fname, in_path, out_json, out_npz):
                             arrays[after[-1][2]] = _np.array(leaf, copy=True)
                 out.pop("modified", None)
                 if case.get("companion") and out["error_type"] != "NotImplementedError":
-                    cname, calls = case["companion"]
+                    cname, calls, *whole = case["companion"]
                     calls = [[_dec(a, data) for a in c] for c in calls]
-                    out["companion"] = companion(user_ns.get(cname), calls)
+                    out["companion"] = companion(user_ns.get(cname), calls, bool(whole))
                 result["outcomes"].append(out)
                 result["values"].append(keys)
                 result["after"].append(after)
@@ -375,11 +375,36 @@ def read_outcomes(cases: list[Case], out_json: Path, out_npz: Path) -> list[Outc
 
 def _companion(case: Case, values) -> list | None:
     """The kernel's companion results for a case that asked for them: one float or None per
-    call, checked here (numbers only, as many as were asked); None for a case that asked none."""
+    call (for a ``whole`` companion, per call None or one [type name, dtype, shape, flat
+    numbers] per element), checked here (numbers only, as many as were asked); None for a case
+    that asked none."""
     if "companion" not in case.meta or values is None:
         return None
     n = len(case.meta["companion"][1])
     ok = isinstance(values, list) and len(values) == n
+    if ok and len(case.meta["companion"]) > 2:
+        if not all(v is None or _whole_ok(v) for v in values):
+            raise HarnessError("malformed results")
+        return values
     if not ok or not all(v is None or isinstance(v, (int, float)) for v in values):
         raise HarnessError("malformed results")
     return [None if v is None else float(v) for v in values]
+
+
+def _whole_ok(v) -> bool:
+    """One call's whole return as the kernel describes it: [type, dtype, shape, flat] each."""
+
+    def element(e):
+        return (
+            isinstance(e, list)
+            and len(e) == 4
+            and isinstance(e[0], str)
+            and isinstance(e[1], str)
+            and isinstance(e[2], list)
+            and all(isinstance(k, int) and k >= 0 for k in e[2])
+            and isinstance(e[3], list)
+            and all(isinstance(f, (int, float)) for f in e[3])
+            and len(e[3]) == int(np.prod(e[2], dtype=np.int64))
+        )
+
+    return isinstance(v, list) and all(element(e) for e in v)

@@ -145,7 +145,7 @@ MISTAKES = {
     v[:] = b2 * v + (1 - b2) * dE ** 2
     E -= lr * (1 - b2 ** t) ** 0.5 / (1 - b1 ** t) * m / (np.sqrt(v) + eps)
 """,
-        ALL - {"test_adam_first_step"},
+        {"test_adam_lazy"},  # the one cell with moments in untouched rows
         "SparseAdam is lazy",
         id="dense-adam",
     ),

@@ -7,7 +7,9 @@ only one function gets the reference for the other.
 
 from . import Mistake
 
-# test_tied_types grades the form alone: a mistake in the values keeps its point.
+# test_tied_types grades the form alone: a mistake in the values keeps its point. A tied
+# function that sums what the student's untied one returns passes Part B's cells: a Part A
+# mistake it inherits is graded in Part A alone.
 ALL_TIED = {"test_tied_values", "test_tied_repeated", "test_tied_large_logits"}
 UNTIED_GRADS = {"test_untied_dE_in", "test_untied_dW_out"}
 
@@ -170,7 +172,7 @@ def tied_bigram_loss_grad(E, x, y):
     return loss, dE
 """
         },
-        fails=ALL_TIED,
+        fails={"test_tied_values"},  # the repeated-id and large-logit cells grade other things
         says="not averaged over N",
         id="not-averaged",
     ),
@@ -293,9 +295,8 @@ def tied_bigram_loss_grad(E, x, y):
         says="the two paths' gradients were averaged",
         id="paths-averaged",
     ),
-    # Part A without the maximum subtracted: the loss and both gradients break on large logits
-    # (visible too: the loss, dE_in and dW_out cells have the example times 40), and the tied
-    # function that calls it carries it over, with a pointer back to Part A.
+    # Part A without the maximum subtracted: the loss and both gradients break on large logits,
+    # graded once by Part A's large-logit cell; the tied function that sums its gradients passes.
     "naive softmax (untied)": Mistake(
         {
             "untied_bigram_loss_grad": """
@@ -315,13 +316,12 @@ def untied_bigram_loss_grad(E_in, W_out, x, y):
     return loss, dE_in, D.T @ H
 """,
         },
-        fails={"test_untied_loss", "test_tied_large_logits"} | UNTIED_GRADS,
+        fails={"test_untied_large_logits"},
         says="no maximum was subtracted before exp",
         id="naive-softmax",
     ),
-    # Part A alone; the reference tied function calls it (as the notebook suggests), so the
-    # mistake carries over into Part B's value cells, as the Part B cell says: 3 of 10 points
-    # kept (the untied loss and tied types cells).
+    # Part A alone; the reference tied function calls it (as the notebook suggests): graded in
+    # Part A's two gradient cells alone, 8 of 10 points kept.
     "gradients not divided by N (untied)": Mistake(
         {
             "untied_bigram_loss_grad": """
@@ -341,7 +341,7 @@ def untied_bigram_loss_grad(E_in, W_out, x, y):
     return loss, dE_in, D.T @ H
 """,
         },
-        fails=UNTIED_GRADS | ALL_TIED,
+        fails=UNTIED_GRADS,
         says="not averaged over N",
         id="untied-grad-not-averaged",
     ),
@@ -365,7 +365,7 @@ def untied_bigram_loss_grad(E_in, W_out, x, y):
     return loss, dE_in, D.T @ H
 """,
         },
-        fails={"test_untied_loss", "test_tied_large_logits"},  # carried over, as above
+        fails={"test_untied_large_logits"},  # inherited by the tied function: graded once
         says="underflowed",
         id="log-underflow",
     ),
@@ -390,7 +390,7 @@ def untied_bigram_loss_grad(E_in, W_out, x, y):
     return loss, dE_in, D.T @ H      # float64, whatever the tables' dtype
 """,
         },
-        fails=UNTIED_GRADS | {"test_tied_types"},  # carried over, as above
+        fails=UNTIED_GRADS,  # inherited by the tied function: graded once
         says="expected float32",
         id="wrong-dtype",
     ),
@@ -464,7 +464,7 @@ def tied_bigram_loss_grad(E, x, y):
     return loss, dE_in + dW_out
 """,
         },
-        fails={"test_untied_dE_in", "test_tied_repeated"},
+        fails={"test_untied_dE_in"},
         says="overwritten",
         id="untied-trap-overwrite",
     ),
@@ -489,7 +489,7 @@ def untied_bigram_loss_grad(E_in, W_out, x, y):
     return loss, dE_in, D.T @ H
 """
         },
-        fails={"test_untied_loss", "test_tied_types"},  # the tied one calls it (carried over)
+        fails={"test_untied_loss"},  # the tied one calls it: graded once
         says="Python float",
         id="loss-not-float",
     ),

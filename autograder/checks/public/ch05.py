@@ -28,7 +28,6 @@ from ..judges import (
     Mistake,
     Outcome,
     common_problems,
-    outcome_of,
 )
 from ..visible import make_expect
 
@@ -380,7 +379,7 @@ def _value_message(case, got, want, fname, names, oks, keep, tol) -> str:
 
 
 # Part B's mistakes that Part A can make too (the reference tied function calls the untied one,
-# as the notebook suggests): a Part B message naming one of them points to Part A.
+# as the notebook suggests).
 PART_A_TOO = {
     "trap-overwrite",
     "not-averaged",
@@ -395,51 +394,68 @@ PART_A_TOO = {
 }
 
 
-def _untied_gives(case, got, part_a) -> bool:
-    """The student's untied function, called on (E, E, x, y), gives what their tied function
-    gave: its loss and its dE_in + dW_out (the same types, NaN where the tied result has NaN)."""
+def untied_companion(case: Case):
+    """The call of the student's untied function a tied case asks for (Outcome.companion, the
+    whole return): (E, E, x, y), the untied model with both tables the tied one."""
     E, x, y = case.args
-    out = outcome_of(part_a, Case(case.label, (E, E, x, y)))
-    if out.error_type is not None or not out.is_tuple or len(out.values) != 3:
-        return False  # a stub or a broken Part A: no claim about it
-    loss, dE_in, dW_out = out.values
-    if dE_in.shape != dW_out.shape or len(got.values) != 2:
+    return (UNTIED, [(E, E, x, y)], "whole")
+
+
+def _own_untied(got):
+    """The student's untied return on (E, E, x, y), [(type, dtype, array), ...], or None."""
+    own = (got.companion or [None])[0]
+    if not own:
+        return None
+    return [(t, np.dtype(dt), np.asarray(v, dtype=np.float64).reshape(sh)) for t, dt, sh, v in own]
+
+
+def inherited(case: Case, got) -> bool:
+    """The tied return is the student's own untied gradients at E_in = W_out = E, summed (the
+    same loss, the same types, NaN where they have NaN): the two paths are right, and whatever
+    is wrong in them comes from Part A and is graded there, once."""
+    own = _own_untied(got)
+    if own is None or len(own) != 3 or len(got.values) != 2:
         return False
-    tied = [loss, dE_in + dW_out]
-    if out.types[0] != got.types[0] or tied[1].dtype != got.values[1].dtype:
+    (t_loss, _, loss), (_, dt_in, dE_in), (_, dt_out, dW_out) = own
+    dE = got.values[1]
+    if dE_in.shape != dW_out.shape or dE_in.shape != dE.shape or loss.size != 1:
         return False
-    tol = _tol(case, np.asarray(E).dtype)
+    if t_loss != got.types[0] or np.result_type(dt_in, dt_out) != dE.dtype:
+        return False
+    tol = _tol(case, np.asarray(case.args[0]).dtype)
+    pairs = [(loss.reshape(-1), got.values[0].reshape(-1)), (dE_in + dW_out, dE)]
     return all(
-        np.shape(t) == np.shape(g)
+        np.shape(a) == np.shape(b)
         and np.allclose(
-            np.asarray(t, dtype=np.float64),
-            np.asarray(g, dtype=np.float64),
-            rtol=tol[0],
-            atol=tol[1],
-            equal_nan=True,
+            a, np.asarray(b, dtype=np.float64), rtol=tol[0], atol=tol[1], equal_nan=True
         )
-        for t, g in zip(tied, got.values, strict=True)
+        for a, b in pairs
     )
 
 
 def part_a_pointer(case: Case, got, message):
-    """A Part B message naming a mistake that Part A can make too, with a pointer to Part A: in
-    a visible test that hands the judge the student's untied function (``part_a=...``), only when
-    it gives the same wrong result; elsewhere (the graded checks call the tied function alone),
-    as a conditional pointer."""
+    """A Part B message naming a mistake that Part A can make too, with a pointer to Part A when
+    the student's untied function could not be called on the case (the companion is missing)."""
     if not message or getattr(message, "mistake", "") not in PART_A_TOO:
         return message
-    part_a = case.meta.get("part_a")
-    if part_a is None:
-        tail = (
-            f" (If your {TIED} calls your {UNTIED}, the mistake may be there: make Part A's tests "
-            "pass first.)"
-        )
-    elif _untied_gives(case, got, part_a):
-        tail = f" (Your {UNTIED} fails the same way: fix Part A first.)"
-    else:
-        return message
+    if _own_untied(got) is not None:
+        return message  # the untied function gives something else: the mistake is the tied one's
+    tail = (
+        f" (If your {TIED} calls your {UNTIED}, the mistake may be there: make Part A's tests "
+        "pass first.)"
+    )
     return Diagnosis(str(message) + tail, message.mistake)
+
+
+def forgiving(judge, graded_elsewhere):
+    """``judge``, but a recognised mistake of ``graded_elsewhere`` (ids) passes: another cell
+    grades it, so it costs that cell alone."""
+
+    def lenient(case: Case, got, want):
+        message = judge(case, got, want)
+        return None if getattr(message, "mistake", None) in graded_elsewhere else message
+
+    return lenient
 
 
 def tuple_judge(fname: str, names: list[str], mistakes=(), check_types: bool = False, only=None):
@@ -488,28 +504,48 @@ def types_only_judge(case: Case, got, want) -> str | None:
     return problem or _types(case, got, want, TIED, TIED_NAMES)
 
 
-# Part A's three test cells grade one element each (and its type): a mistake in one of them
-# costs that cell alone.
+AVERAGING = {"not-averaged", "loss-not-averaged", "grad-not-averaged"}
+UNTIED_DETAILS = {m.name for m in UNTIED_MISTAKES}  # graded by the loss, dE_in and dW_out cells
+# Part A's three value cells grade one element each (and its type): a mistake in one of them
+# costs that cell alone; its large-logits cell grades stability (the whole return, a mistake
+# of the other three cells aside).
 untied_judges = {
     name: tuple_judge(UNTIED, UNTIED_NAMES, UNTIED_MISTAKES, check_types=True, only=i)
     for i, name in enumerate(UNTIED_NAMES)
 }
+untied_judges["large"] = forgiving(
+    tuple_judge(UNTIED, UNTIED_NAMES, UNTIED_MISTAKES), UNTIED_DETAILS
+)
 _tied_values_judge = tuple_judge(TIED, TIED_NAMES, TIED_MISTAKES)
 
 
-def tied_judge(case: Case, got, want) -> str | None:
-    """tied_bigram_loss_grad's values, a mistake Part A can make too pointing to Part A."""
-    return part_a_pointer(case, got, _tied_values_judge(case, got, want))
+def _tied(judge):
+    """A Part B judge: a return that is the student's own untied gradients summed passes (a Part
+    A mistake is graded in Part A, once); a mistake Part A can make too points to Part A."""
+
+    def tied(case: Case, got, want) -> str | None:
+        message = judge(case, got, want)
+        if message and inherited(case, got):
+            return None
+        return part_a_pointer(case, got, message)
+
+    return tied
 
 
-def tied_types_judge(case: Case, got, want) -> str | None:
-    """tied_bigram_loss_grad's form and types, a wrong dtype pointing to Part A."""
-    return part_a_pointer(case, got, types_only_judge(case, got, want))
-
+# Part B: the two paths (values), a repeated id (the 1/N factor graded by the values cell),
+# large logits (stability: the 1/N factor and a repeated id graded elsewhere) and the form.
+tied_judge = _tied(_tied_values_judge)
+tied_repeated_judge = _tied(forgiving(_tied_values_judge, AVERAGING))
+tied_large_judge = _tied(forgiving(_tied_values_judge, AVERAGING | {"trap-overwrite"}))
+tied_types_judge = _tied(types_only_judge)
 
 JUDGES = {
     **{f"{UNTIED}:{name}": judge for name, judge in untied_judges.items()},
     TIED: tied_judge,
+    f"{TIED}:repeated": tied_repeated_judge,
+    f"{TIED}:large": tied_large_judge,
     f"{TIED}:types": tied_types_judge,
 }
-expect = make_expect(JUDGES, MISTAKES)
+expect = make_expect(
+    JUDGES, MISTAKES, companions={k: untied_companion for k in JUDGES if k.startswith(TIED)}
+)
