@@ -434,13 +434,55 @@ def lk(label, shards, ids, shown=False, index_dtype=np.int64) -> Case:
     return Case(label, args, meta=meta)
 
 
+def _backward_as(sizes, sends, counts, owners, grads, buffered=False, ranks=None, routed=True):
+    """Each shard's gradient with one of the classic changes: a buffered += (one write per
+    repeated row), only some ranks, or gradients not routed (the mistake models, kept here:
+    with its defaults this is a working backward, which the released helpers must not hold)."""
+    d = np.asarray(grads[0]).shape[1]
+    out = [np.zeros((int(n), d)) for n in sizes]
+    for r, (send, cnt, owner, g) in enumerate(zip(sends, counts, owners, grads, strict=True)):
+        if ranks is not None and r not in ranks:
+            continue
+        g = np.asarray(g, np.float64)
+        g_sent = g[np.argsort(np.asarray(owner, np.int64), kind="stable")] if routed else g
+        cuts = np.cumsum(cnt)[:-1]
+        send = np.asarray(send, np.int64)
+        for s, (rows, part) in enumerate(
+            zip(np.split(send, cuts), np.split(g_sent, cuts), strict=True)
+        ):
+            if buffered:
+                out[s][rows] += part
+            else:
+                np.add.at(out[s], rows, part)
+    return out
+
+
+def wrong_grads(sizes, sends, counts, owners, grads) -> dict:
+    """meta["wrong_grads"]: what each classic backward mistake gives on a case (public/ch09's
+    judge names the mistake whose result the answer is): repeats overwritten, one rank's
+    gradients only (any single rank), gradients paired with send in the batch's order."""
+    args = (sizes, sends, counts, owners, grads)
+    out = {}
+    if any(np.unique(s).size < np.size(s) for s in sends):  # a repeat on some rank (and shard)
+        out["repeated-overwritten"] = [_backward_as(*args, buffered=True)]
+    if len(sends) > 1:
+        out["ranks-overwrite"] = [_backward_as(*args, ranks={r}) for r in range(len(sends))]
+    if not all(np.all(np.diff(np.asarray(o, np.int64)) >= 0) for o in owners):
+        out["grads-not-routed"] = [_backward_as(*args, routed=False)]
+    return out
+
+
 def bk(label, sizes, batches, d, seed, dtype=np.float64, grads=None, shown=False) -> Case:
     rng = np.random.default_rng(seed)
     if grads is None:
         grads = [rng.standard_normal((len(b), d)).astype(dtype) for b in batches]
     routed = [_routed(sizes, b) for b in batches]
     sends, counts, owners = ([r[i] for r in routed] for i in range(3))
-    meta = {"arg_names": B_NAMES, **({"shown": True} if shown else {})}
+    meta = {
+        "arg_names": B_NAMES,
+        "wrong_grads": wrong_grads(sizes, sends, counts, owners, grads),
+        **({"shown": True} if shown else {}),
+    }
     return Case(label, (np.asarray(sizes, np.int64), sends, counts, owners, grads), meta=meta)
 
 
