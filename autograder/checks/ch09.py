@@ -150,7 +150,8 @@ def q(label, E, bits, shown=False) -> Case:
     return Case(label, (E, bits), meta=meta)
 
 
-WORKED_8 = np.array([[0.0, 0.25, 1.0, 0.55], [-2.0, 2.0, 0.5, 1.0]], np.float32)
+# the second row's range, 3.3, and minimum, -1.1: float16 holds neither its scale nor its offset
+WORKED_8 = np.array([[0.0, 0.25, 1.0, 0.55], [-1.1, 2.2, 0.5, 1.0]], np.float32)
 WORKED_4 = np.array([[1000.4, 1001.4, 1000.9, 1001.15], [-1.0, 0.0, 0.6, 2.0]], np.float32)
 
 
@@ -365,9 +366,9 @@ def dq(label, codes, scale, offset, shown=False) -> Case:
 def dequantize_values():
     """dequantize_rows: codes * scale + offset per row, in float32"""
     w8 = (
-        np.array([[0, 64, 255, 140], [0, 255, 159, 191]], np.uint8),
-        np.array([1 / 255, 4 / 255], np.float32),
-        np.array([0.0, -2.0], np.float32),
+        np.array([[0, 64, 255, 140], [0, 255, 124, 162]], np.uint8),
+        np.array([1 / 255, 3.3 / 255], np.float32),
+        np.array([0.0, -1.1], np.float32),
     )
     w4 = (
         np.array([[0, 15, 7, 11], [0, 5, 8, 15]], np.uint8),

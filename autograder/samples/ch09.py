@@ -405,6 +405,29 @@ MISTAKES = {
         says="float16",
         id="scale-dtype",
     ),
+    "8-bit scale and offset returned as float16 (the low-bit rule at 8 bits)": Mistake(
+        {
+            "quantize_rows": quant(
+                scale_out="scale.astype(np.float16)", offset_out="offset.astype(np.float16)"
+            )
+        },
+        # the 8-bit cells (a scale of 2^20 overflows float16); the constant rows' 8-bit scale 0
+        # and offsets 0, 3, -7.5 float16 holds
+        fails={"test_quantize_8bit", "test_quantize_ties", "test_quantize_types"},
+        says="keeps a float32 scale and offset",
+        id="float16-at-8-bits",
+    ),
+    "8-bit scale and offset rounded to float16, returned as float32": Mistake(
+        {
+            "quantize_rows": quant(
+                scale_out="scale.astype(np.float16).astype(scale.dtype)",
+                offset_out="offset.astype(np.float16).astype(offset.dtype)",
+            )
+        },
+        fails={"test_quantize_8bit", "test_quantize_ties"},
+        says="keeps a float32 scale and offset",
+        id="float16-at-8-bits",
+    ),
     "codes from the exact minimum, offset stored in float16": Mistake(
         {"quantize_rows": quant(origin="lo", measure="lo")},
         fails={"test_quantize_low_bits", "test_quantize_constant_rows"},

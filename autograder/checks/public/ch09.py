@@ -251,6 +251,23 @@ def _signed(case, got, want):
     return g.dtype == np.int8 and same_codes(g.astype(np.int64) % 256, want[0])
 
 
+def _float16_at_8_bits(case, got, want):
+    """8 bits: the scale or the offset is the expected one rounded to float16 (in any dtype),
+    the other one right or rounded too: the 4- and 2-bit rule applied at 8 bits."""
+    if bits_of(case) != 8:
+        return False
+    rounded = []
+    for g, w in zip(got[1:], want[1:], strict=True):
+        with np.errstate(over="ignore"):
+            w16 = np.asarray(w).astype(np.float16)  # 2^20 overflows to inf
+        if near(g, w):
+            continue
+        if not near(g, w16):
+            return False
+        rounded.append(True)
+    return bool(rounded)
+
+
 GLOBAL_SCALE = Mistake(
     "global-scale",
     f"{QUANT} used one scale and offset for the whole table: every row must get its own, from its "
@@ -341,7 +358,14 @@ OFFSET_NOT_ROUNDED = Mistake(
     "rint((E - o) / scale), clipped to [0, 2^b - 1], because o can lie above the minimum. At 8 bits "
     "the offset stays float32 and there is nothing to round",
 )
+FLOAT16_AT_8 = Mistake(
+    "float16-at-8-bits",
+    f"{QUANT} returned an 8-bit scale or offset rounded to float16: the 8-bit format keeps a "
+    "float32 scale and offset (float16 is for 4 and 2 bits). float16 keeps about 3 significant "
+    "digits (3.3 / 255 becomes 0.01294) and overflows above 65504 (a scale of 2^20 becomes inf)",
+)
 QUANT_MISTAKES = [
+    (FLOAT16_AT_8, _float16_at_8_bits),
     (GLOBAL_SCALE, _global_scale),
     (CONSTANT_SHORTCUT, _constant_shortcut),
     (CONSTANT, _constant_row),
@@ -379,6 +403,10 @@ def _quant_dtypes(case, got, want) -> str | None:
             return SIGNED.on(case)
         return CODES_DTYPE.said(f"{CODES_DTYPE.message}; got {codes.dtype} (for {case.label}).")
     for part, g, w in zip(PARTS[1:], got.values[1:], want.values[1:], strict=True):
+        if g.dtype == np.float16 and bits_of(case) == 8:
+            return FLOAT16_AT_8.said(
+                f"{FLOAT16_AT_8.message}; got a float16 {part} (for {case.label})."
+            )
         if g.dtype != w.dtype:
             return PARAMS_DTYPE.said(
                 f"{PARAMS_DTYPE.message}. For bits={bits_of(case)} the {part} must be {w.dtype}, "
