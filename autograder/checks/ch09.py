@@ -328,6 +328,7 @@ def quantize_types():
     E4 = robust_table(20, 8, 4, 931, _normal)
     return [
         q("a float64 table, 8 bits", np.array([[0.0, 0.25, 1.0, 0.55]]), 8, shown=True),
+        q("a float64 table, 4 bits", np.array([[0.0, 1.0, 2.0, 3.0]]), 4, shown=True),
         q("a float64 table (float32 values), 8 bits", E.astype(np.float64), 8),
         q("a float64 table (float32 values), 4 bits", E4.astype(np.float64), 4),
         q("a float32 table, 4 bits", E4, 4),
