@@ -304,7 +304,7 @@ SCALE_GUARD_FP16 = Mistake(
     "divided by 2^b - 1 it is below half of float16's smallest step (2^-24), so the float16 scale "
     "rounds to 0 and dividing by it gives inf or NaN. A guard on the float32 scale, before it is "
     "rounded to float16, does not see it: round the scale to float16 first, then replace it by 1 "
-    "where the float16 scale is 0 (scale[scale == 0] = 1 on the float16 array), as FBGEMM does",
+    "where the float16 scale is 0, as FBGEMM does",
 )
 CONSTANT_SHORTCUT = Mistake(
     "constant-row-shortcut",
@@ -343,20 +343,17 @@ SCALE_NOT_ROUNDED = Mistake(
     "scale-not-rounded",
     f"{QUANT} computed the codes with the float32 scale and returned it rounded to float16: at 4 "
     "and 2 bits the stored scale is the float16 one, and dequantizing multiplies the codes by it, "
-    "so the codes must be computed with that very value (converted to float32): "
-    "scale = (range / (2^b - 1)).astype(np.float16), then t = (E - o) / scale.astype(np.float32). "
-    "The two differ by up to 2^-11 of the scale, enough to move a value near a half-way point to "
-    "the next code",
+    "so the codes must be computed with that very value, the one returned. The two differ by up "
+    "to 2^-11 of the scale, enough to move a value near a half-way point to the next code",
 )
 OFFSET_NOT_ROUNDED = Mistake(
     "offset-not-rounded",
     f"{QUANT} measured the codes from the row's exact minimum, but stores the minimum rounded to "
-    "float16: dequantizing adds the float16 offset back, so every value of a row whose minimum "
-    "float16 cannot hold shifts by the rounding. At 4 and 2 bits, round first and use that one "
-    "value everywhere: offset = lo.astype(np.float16), o = offset.astype(np.float32); the range is "
-    "max - o (not max - min), the scale is range / (2^b - 1) rounded to float16, and the codes are "
-    "rint((E - o) / scale), clipped to [0, 2^b - 1], because o can lie above the minimum. At 8 bits "
-    "the offset stays float32 and there is nothing to round",
+    "float16: dequantizing adds the stored offset back, so every value of a row whose minimum "
+    "float16 cannot hold shifts by the rounding. At 4 and 2 bits the offset is rounded first and "
+    "that one value is the origin of everything after it: the range (max - offset, not max - "
+    "min), the scale and the codes, which must be clipped because the rounded offset can lie "
+    "above the minimum. At 8 bits the offset stays float32 and there is nothing to round",
 )
 FLOAT16_AT_8 = Mistake(
     "float16-at-8-bits",
@@ -708,8 +705,7 @@ EQUAL_BLOCKS = Mistake(
     "or blocks of shard_rows[0] rows): here the shards' sizes are given, shard s has "
     "shard_rows[s] rows (they may differ, and a shard may be empty), so shard s starts at "
     "start_s = shard_rows[0] + ... + shard_rows[s - 1], and id x belongs to the shard s with "
-    "start_s <= x < start_s + shard_rows[s], as its row x - start_s (with "
-    "ends = np.cumsum(shard_rows): s = np.searchsorted(ends, x, side='right'))",
+    "start_s <= x < start_s + shard_rows[s], as its row x - start_s",
 )
 
 
@@ -819,11 +815,9 @@ ROUTE_OUTSIDE = Mistake(
     "route-row-outside-shard",
     f"{ROUTE} sent a shard a local row it does not have (below 0, or n_s or above): a shard "
     "boundary is off. Shard s holds the ids start_s ... start_s + n_s - 1 (start_0 = 0), and id x "
-    "is its row x - start_s. An id equal to start_{s+1} belongs to shard s + 1: with "
-    "ends = np.cumsum(shard_rows), the owner is np.searchsorted(ends, ids, side='right') "
-    "(side='left' keeps it on shard s, as row n_s). And np.cumsum(shard_rows) counts from "
-    "shard_rows[0]: it gives the shards' ends, so the starts are ends - shard_rows (x - ends[s] "
-    "is negative)",
+    "is its row x - start_s. An id equal to a shard's first row belongs to that shard, not to the "
+    "one before it (which would see it as its row n_s); and the row is counted from the shard's "
+    "start, not from its end (a running sum of shard_rows gives the ends, start_s + n_s)",
 )
 
 
@@ -913,17 +907,16 @@ def _local_as_ids(case, want):
 NOT_REORDERED = Mistake(
     "rows-not-reordered",
     f"{LOOKUP} returned the rows in the order they come back from the owners, grouped by shard, "
-    "not in the order of the rank's batch: row k of what comes back belongs at batch position "
-    "order[k], with order = np.argsort(owner, kind='stable') (the order route grouped the ids "
-    "in): rows[order] = back",
+    "not in the order of the rank's batch: row n of the answer is the row of the rank's n-th id. "
+    "The rows come back in the order route grouped the ids in (by owner, batch order within an "
+    "owner), and the lookup must undo that grouping",
     _grouped_rows,
 )
 NOT_INVERTED = Mistake(
     "unroute-not-inverted",
     f"{LOOKUP} applied the grouping permutation to the rows that came back instead of undoing it: "
-    "back[order] sorts them a second time. Row k of what comes back belongs at batch position "
-    "order[k], so scatter it there, rows[order] = back (or index with the inverse permutation, "
-    "back[np.argsort(order)])",
+    "it sorted them by owner a second time. The k-th row that comes back belongs at the batch "
+    "position route took the k-th sent id from: put it there (the inverse permutation)",
     _permuted,
 )
 LOCAL_AS_IDS = Mistake(
@@ -958,8 +951,8 @@ RANKS_LOST = Mistake(
 NOT_ROUTED = Mistake(
     "grads-not-routed",
     f"{BACKWARD} paired send's local rows, which are grouped by owner, with the upstream rows in "
-    "the batch's order: a rank sends its gradient rows in the same order as its ids, "
-    "g[np.argsort(owner, kind='stable')], so that the k-th gradient row sent goes with send[k]",
+    "the batch's order: a rank sends its gradient rows grouped the same way as its ids (by "
+    "owner, batch order within an owner), so that the k-th gradient row sent goes with send[k]",
 )
 FULL_TABLE = Mistake(
     "full-table-gradient",
