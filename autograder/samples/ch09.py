@@ -553,6 +553,16 @@ def dequantize_rows(codes, scale, offset):
         says="instead of undoing it",
         id="unroute-not-inverted",
     ),
+    "the unroute's order from np.argsort's default (unstable) sort": Mistake(
+        {
+            "sharded_lookup": _LOOKUP.format(back="back").replace(
+                'rows[np.argsort(owner, kind="stable")] = back', "rows[np.argsort(owner)] = back"
+            )
+        },
+        fails={"test_sharded_lookup", "test_sharded_lookup_uneven"},
+        says="a sort that is not stable",
+        id="unroute-unstable",
+    ),
     "send's local rows read as table ids": Mistake(
         {
             "sharded_lookup": """
@@ -594,7 +604,18 @@ def sharded_lookup(shards, send, counts, owner):
             )
         },
         fails={"test_sharded_backward", "test_sharded_backward_uneven"},
-        says="only the last rank's contributions",
+        says="only one rank's contributions",
+        id="ranks-overwrite",
+    ),
+    "only the first rank's gradients": Mistake(
+        {
+            "sharded_backward": _BACKWARD.format(add="np.add.at(dE[s], block, part)").replace(
+                "zip(sends, counts, owners, grads)",
+                "zip(sends[:1], counts[:1], owners[:1], grads[:1])",
+            )
+        },
+        fails={"test_sharded_backward", "test_sharded_backward_uneven"},
+        says="only one rank's contributions",
         id="ranks-overwrite",
     ),
     "gradients sent in batch order": Mistake(

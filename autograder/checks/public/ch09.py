@@ -894,6 +894,21 @@ def _permuted(case, want):
     return np.asarray(want)[order][order]
 
 
+def _unstable_unroute(case, want):
+    """The rows that came back (the expected rows grouped by owner) scattered by an order from
+    np.argsort's default sort, which is not stable: on this machine, for the owners as given and
+    as int64. None where that order is the stable one."""
+    w, stable = np.asarray(want), _order(case.args[3])
+    out = []
+    for owner in (np.asarray(case.args[3]), np.asarray(case.args[3], np.int64)):
+        quick = np.argsort(owner)
+        if not np.array_equal(quick, stable):
+            rows = np.empty_like(w)
+            rows[quick] = w[stable]
+            out.append(rows)
+    return out[0] if out else None
+
+
 def _local_as_ids(case, want):
     """The local rows of send read as ids of the whole table (put back in order, or not)."""
     shards, send = case.args[0], np.asarray(case.args[1], np.int64)
@@ -918,6 +933,14 @@ NOT_INVERTED = Mistake(
     "it sorted them by owner a second time. The k-th row that comes back belongs at the batch "
     "position route took the k-th sent id from: put it there (the inverse permutation)",
     _permuted,
+)
+UNSTABLE_UNROUTE = Mistake(
+    "unroute-unstable",
+    f"{LOOKUP} put the rows back by an order from a sort that is not stable (np.argsort's "
+    "default): route grouped the ids by owner keeping their batch order within an owner, so the "
+    "rows come back in that order, and only that same order undoes it; with another one, "
+    "positions of the same owner trade their rows",
+    _unstable_unroute,
 )
 LOCAL_AS_IDS = Mistake(
     "local-rows-as-ids",
@@ -944,9 +967,9 @@ OVERWRITTEN = Mistake(
 )
 RANKS_LOST = Mistake(
     "ranks-overwrite",
-    f"{BACKWARD} kept only the last rank's contributions to each shard: the gradients that every "
-    "rank sends to a shard must be added up (start each shard's gradient at zero once, not once per "
-    "rank)",
+    f"{BACKWARD} kept only one rank's contributions to each shard (the last rank's, when each "
+    "rank starts the gradients afresh; or the first's): the gradients that every rank sends to a "
+    "shard must be added up (start each shard's gradient at zero once, not once per rank)",
 )
 NOT_ROUTED = Mistake(
     "grads-not-routed",
@@ -1049,7 +1072,7 @@ def _lookup_problems(judge):
 
 
 lookup_judge = _lookup_problems(
-    array_judge(LOOKUP, mistakes=[NOT_REORDERED, NOT_INVERTED, LOCAL_AS_IDS])
+    array_judge(LOOKUP, mistakes=[NOT_REORDERED, NOT_INVERTED, UNSTABLE_UNROUTE, LOCAL_AS_IDS])
 )
 
 
@@ -1090,6 +1113,7 @@ MISTAKES = [
     EQUAL_BLOCKS,
     NOT_REORDERED,
     NOT_INVERTED,
+    UNSTABLE_UNROUTE,
     LOCAL_AS_IDS,
     OVERWRITTEN,
     RANKS_LOST,
