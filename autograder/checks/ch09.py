@@ -526,7 +526,7 @@ def route_values():
     four = [26, 26, 26, 25]
     return [
         rt("two shards of 3 and 2 rows", [3, 2], np.array([4, 1, 3, 0]), shown=True),
-        rt("shards of 1, 0, 5 and 3 rows", [1, 0, 5, 3], np.array([5, 0, 3]), shown=True),
+        rt("shards of 1, 0, 5 and 3 rows", [1, 0, 5, 3], np.array([5, 0, 1, 3]), shown=True),
         rt("24 ids on shards of 4, 5, 3 and 6 rows", [4, 5, 3, 6], ROUTE_24, shown=True),
         rt("4 shards, 60 ids (V = 103)", four, _batches(103, [60], 990)[0]),
         rt("4 shards, Zipf ids (most on shard 0)", four, _batches(103, [80], 991, zipf=True)[0]),

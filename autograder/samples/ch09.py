@@ -503,6 +503,19 @@ def dequantize_rows(codes, scale, offset):
         says="a local row it does not have",
         id="route-row-outside-shard",
     ),
+    "route sends an id at the start of the shard after an empty one to the empty shard": Mistake(
+        {
+            "route": route_src().replace(
+                '    owner = np.searchsorted(ends, ids, side="right")',
+                "    starts = ends - sizes\n"
+                '    owner = np.searchsorted(starts, ids, side="left")  # a shard starting at x\n'
+                "    owner = np.where(starts[np.minimum(owner, len(sizes) - 1)] == ids, owner, owner - 1)",
+            )
+        },
+        fails={"test_route"},
+        says="a local row it does not have",
+        id="route-row-outside-shard",
+    ),
     "route assumes TorchRec's equal blocks of ceil(V / R) rows": Mistake(
         {
             "route": route_src(send="ids[order] - (owner * block)[order]").replace(
