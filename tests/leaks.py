@@ -131,3 +131,67 @@ def forbidden_helper_calls(source: str, names) -> list[str]:
         if name in aliases:
             found.append(f"line {node.lineno}: {ast.unparse(node)[:80]}")
     return found
+
+
+# ------------------------------------------------------------------------------------------------
+# A released helper cell that answers an exercise: a mistake model that, with its default
+# arguments, computes the right result is a solution shipped to every student
+# ------------------------------------------------------------------------------------------------
+def _ways(helper):
+    """The ways a student could call a helper as their answer: on the answer's own arguments,
+    or on a Case built from them (with or without a ``want``), every other argument left at its
+    default."""
+    from autograder.checks.judges import Case
+
+    yield "f(*args)", lambda *a, **k: helper(*a, **k)
+    yield "f(Case(args))", lambda *a, **k: helper(Case("a student's call", a, k))
+    yield "f(Case(args), None)", lambda *a, **k: helper(Case("a student's call", a, k), None)
+
+
+def _shown_cases(assignment):
+    """function name -> [(check, case)]: the hidden checks' shown cases (the visible tests state
+    them), by the function they grade."""
+    from autograder.checks import module_for
+    from autograder.checks.framework import registry
+
+    out: dict = {}
+    for check in registry(module_for(assignment)).values():
+        for case in check.cases():
+            if case.meta.get("shown"):
+                out.setdefault(check.function, []).append((check, case))
+    return out
+
+
+def helpers_that_answer(assignment: str) -> list[str]:
+    """Every function of the chapter's pasted public module that, called as a student's answer in
+    one of :func:`_ways`, passes every shown case of a graded function (in any dtype)."""
+    import importlib
+    import inspect
+    import warnings
+
+    from autograder.checks.judges import WRONG_DTYPE, mistake_id, outcome_of
+
+    def right(check, case, answer, want):  # right values (in any dtype: .astype is no work)
+        message = check.judge(case, outcome_of(answer, case, companion_too=False), want)
+        return not message or mistake_id(message) == WRONG_DTYPE.name
+
+    mod = importlib.import_module(f"autograder.checks.public.ch{assignment[:2]}")
+    helpers = [
+        (n, f)
+        for n, f in vars(mod).items()
+        if inspect.isfunction(f) and f.__module__ == mod.__name__
+    ]
+    found = []
+    for fname, items in _shown_cases(assignment).items():
+        wants = [outcome_of(check.reference(), case, companion_too=False) for check, case in items]
+        for hname, helper in helpers:
+            for how, answer in _ways(helper):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    passes = all(
+                        right(check, case, answer, want)
+                        for (check, case), want in zip(items, wants, strict=True)
+                    )
+                if passes:
+                    found.append(f"{hname} as {fname}, called {how}")
+    return found

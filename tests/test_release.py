@@ -299,3 +299,14 @@ def test_the_points_table_states_the_points_of_each_function(assignment):
     assert listed == set(given), (
         f"graded functions {sorted(given)}; the table lists {sorted(listed)}"
     )
+
+
+@pytest.mark.parametrize("assignment", assignments())
+def test_no_released_helper_answers_a_graded_function(assignment):
+    """The test-helper cell (the judges and the chapter's mistake models, pasted into the released
+    notebook) holds no working answer: no function of the chapter's public module, called on a
+    graded function's arguments (or on a Case of them) with its defaults, passes every visible
+    case of that function."""
+    from .leaks import helpers_that_answer
+
+    assert not helpers_that_answer(assignment)

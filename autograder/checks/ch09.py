@@ -150,7 +150,8 @@ def q(label, E, bits, shown=False) -> Case:
     return Case(label, (E, bits), meta=meta)
 
 
-WORKED_8 = np.array([[0.0, 0.25, 1.0, 0.55], [-2.0, 2.0, 0.5, 1.0]], np.float32)
+# the second row's range, 3.3, and minimum, -1.1: float16 holds neither its scale nor its offset
+WORKED_8 = np.array([[0.0, 0.25, 1.0, 0.55], [-1.1, 2.2, 0.5, 1.0]], np.float32)
 WORKED_4 = np.array([[1000.4, 1001.4, 1000.9, 1001.15], [-1.0, 0.0, 0.6, 2.0]], np.float32)
 
 
@@ -327,6 +328,7 @@ def quantize_types():
     E4 = robust_table(20, 8, 4, 931, _normal)
     return [
         q("a float64 table, 8 bits", np.array([[0.0, 0.25, 1.0, 0.55]]), 8, shown=True),
+        q("a float64 table, 4 bits", np.array([[0.0, 1.0, 2.0, 3.0]]), 4, shown=True),
         q("a float64 table (float32 values), 8 bits", E.astype(np.float64), 8),
         q("a float64 table (float32 values), 4 bits", E4.astype(np.float64), 4),
         q("a float32 table, 4 bits", E4, 4),
@@ -365,9 +367,9 @@ def dq(label, codes, scale, offset, shown=False) -> Case:
 def dequantize_values():
     """dequantize_rows: codes * scale + offset per row, in float32"""
     w8 = (
-        np.array([[0, 64, 255, 140], [0, 255, 159, 191]], np.uint8),
-        np.array([1 / 255, 4 / 255], np.float32),
-        np.array([0.0, -2.0], np.float32),
+        np.array([[0, 64, 255, 140], [0, 255, 124, 162]], np.uint8),
+        np.array([1 / 255, 3.3 / 255], np.float32),
+        np.array([0.0, -1.1], np.float32),
     )
     w4 = (
         np.array([[0, 15, 7, 11], [0, 5, 8, 15]], np.uint8),
@@ -434,13 +436,55 @@ def lk(label, shards, ids, shown=False, index_dtype=np.int64) -> Case:
     return Case(label, args, meta=meta)
 
 
+def _backward_as(sizes, sends, counts, owners, grads, buffered=False, ranks=None, routed=True):
+    """Each shard's gradient with one of the classic changes: a buffered += (one write per
+    repeated row), only some ranks, or gradients not routed (the mistake models, kept here:
+    with its defaults this is a working backward, which the released helpers must not hold)."""
+    d = np.asarray(grads[0]).shape[1]
+    out = [np.zeros((int(n), d)) for n in sizes]
+    for r, (send, cnt, owner, g) in enumerate(zip(sends, counts, owners, grads, strict=True)):
+        if ranks is not None and r not in ranks:
+            continue
+        g = np.asarray(g, np.float64)
+        g_sent = g[np.argsort(np.asarray(owner, np.int64), kind="stable")] if routed else g
+        cuts = np.cumsum(cnt)[:-1]
+        send = np.asarray(send, np.int64)
+        for s, (rows, part) in enumerate(
+            zip(np.split(send, cuts), np.split(g_sent, cuts), strict=True)
+        ):
+            if buffered:
+                out[s][rows] += part
+            else:
+                np.add.at(out[s], rows, part)
+    return out
+
+
+def wrong_grads(sizes, sends, counts, owners, grads) -> dict:
+    """meta["wrong_grads"]: what each classic backward mistake gives on a case (public/ch09's
+    judge names the mistake whose result the answer is): repeats overwritten, one rank's
+    gradients only (any single rank), gradients paired with send in the batch's order."""
+    args = (sizes, sends, counts, owners, grads)
+    out = {}
+    if any(np.unique(s).size < np.size(s) for s in sends):  # a repeat on some rank (and shard)
+        out["repeated-overwritten"] = [_backward_as(*args, buffered=True)]
+    if len(sends) > 1:
+        out["ranks-overwrite"] = [_backward_as(*args, ranks={r}) for r in range(len(sends))]
+    if not all(np.all(np.diff(np.asarray(o, np.int64)) >= 0) for o in owners):
+        out["grads-not-routed"] = [_backward_as(*args, routed=False)]
+    return out
+
+
 def bk(label, sizes, batches, d, seed, dtype=np.float64, grads=None, shown=False) -> Case:
     rng = np.random.default_rng(seed)
     if grads is None:
         grads = [rng.standard_normal((len(b), d)).astype(dtype) for b in batches]
     routed = [_routed(sizes, b) for b in batches]
     sends, counts, owners = ([r[i] for r in routed] for i in range(3))
-    meta = {"arg_names": B_NAMES, **({"shown": True} if shown else {})}
+    meta = {
+        "arg_names": B_NAMES,
+        "wrong_grads": wrong_grads(sizes, sends, counts, owners, grads),
+        **({"shown": True} if shown else {}),
+    }
     return Case(label, (np.asarray(sizes, np.int64), sends, counts, owners, grads), meta=meta)
 
 
@@ -482,7 +526,7 @@ def route_values():
     four = [26, 26, 26, 25]
     return [
         rt("two shards of 3 and 2 rows", [3, 2], np.array([4, 1, 3, 0]), shown=True),
-        rt("shards of 1, 0, 5 and 3 rows", [1, 0, 5, 3], np.array([5, 0, 3]), shown=True),
+        rt("shards of 1, 0, 5 and 3 rows", [1, 0, 5, 3], np.array([5, 0, 1, 3]), shown=True),
         rt("24 ids on shards of 4, 5, 3 and 6 rows", [4, 5, 3, 6], ROUTE_24, shown=True),
         rt("4 shards, 60 ids (V = 103)", four, _batches(103, [60], 990)[0]),
         rt("4 shards, Zipf ids (most on shard 0)", four, _batches(103, [80], 991, zipf=True)[0]),

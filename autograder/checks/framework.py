@@ -89,9 +89,8 @@ class Check:
         """Judge outcomes (one per case, in order) against the reference."""
         cases = self.cases() if cases is None else cases
         ref = self.reference()
-        messages: list[str] = []
+        failures: list[str] = []
         mistakes: list[str] = []
-        failed = 0
         for case, outcome in zip(cases, got, strict=True):
             want = outcome_of(ref, case, companion_too=False)
             if want.error_type is not None and case.meta.get("expect_error") is None:
@@ -100,12 +99,14 @@ class Check:
                 )
             msg = self.judge(case, outcome, want)
             if msg:
-                failed += 1
                 mistakes.append(mistake_id(msg))
-                if len(messages) < MAX_MESSAGES:
-                    messages.append(str(msg))
+                failures.append(msg)
                 if outcome.error_type == "NotImplementedError":
                     break
+        # the messages that name a mistake first (they say what to fix), each group in case order
+        named = [str(m) for m in failures if mistake_id(m)]
+        messages = (named + [str(m) for m in failures if not mistake_id(m)])[:MAX_MESSAGES]
+        failed = len(failures)
         if failed > len(messages):
             messages.append(f"... and {failed - len(messages)} more failing case(s).")
         return CheckResult(self.grade_id, failed == 0, messages, len(got), mistakes)

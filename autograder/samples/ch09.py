@@ -405,6 +405,29 @@ MISTAKES = {
         says="float16",
         id="scale-dtype",
     ),
+    "8-bit scale and offset returned as float16 (the low-bit rule at 8 bits)": Mistake(
+        {
+            "quantize_rows": quant(
+                scale_out="scale.astype(np.float16)", offset_out="offset.astype(np.float16)"
+            )
+        },
+        # the 8-bit cells (a scale of 2^20 overflows float16); the constant rows' 8-bit scale 0
+        # and offsets 0, 3, -7.5 float16 holds
+        fails={"test_quantize_8bit", "test_quantize_ties", "test_quantize_types"},
+        says="keeps a float32 scale and offset",
+        id="float16-at-8-bits",
+    ),
+    "8-bit scale and offset rounded to float16, returned as float32": Mistake(
+        {
+            "quantize_rows": quant(
+                scale_out="scale.astype(np.float16).astype(scale.dtype)",
+                offset_out="offset.astype(np.float16).astype(offset.dtype)",
+            )
+        },
+        fails={"test_quantize_8bit", "test_quantize_ties"},
+        says="keeps a float32 scale and offset",
+        id="float16-at-8-bits",
+    ),
     "codes from the exact minimum, offset stored in float16": Mistake(
         {"quantize_rows": quant(origin="lo", measure="lo")},
         fails={"test_quantize_low_bits", "test_quantize_constant_rows"},
@@ -480,6 +503,19 @@ def dequantize_rows(codes, scale, offset):
         says="a local row it does not have",
         id="route-row-outside-shard",
     ),
+    "route sends an id at the start of the shard after an empty one to the empty shard": Mistake(
+        {
+            "route": route_src().replace(
+                '    owner = np.searchsorted(ends, ids, side="right")',
+                "    starts = ends - sizes\n"
+                '    owner = np.searchsorted(starts, ids, side="left")  # a shard starting at x\n'
+                "    owner = np.where(starts[np.minimum(owner, len(sizes) - 1)] == ids, owner, owner - 1)",
+            )
+        },
+        fails={"test_route"},
+        says="a local row it does not have",
+        id="route-row-outside-shard",
+    ),
     "route assumes TorchRec's equal blocks of ceil(V / R) rows": Mistake(
         {
             "route": route_src(send="ids[order] - (owner * block)[order]").replace(
@@ -530,6 +566,16 @@ def dequantize_rows(codes, scale, offset):
         says="instead of undoing it",
         id="unroute-not-inverted",
     ),
+    "the unroute's order from np.argsort's default (unstable) sort": Mistake(
+        {
+            "sharded_lookup": _LOOKUP.format(back="back").replace(
+                'rows[np.argsort(owner, kind="stable")] = back', "rows[np.argsort(owner)] = back"
+            )
+        },
+        fails={"test_sharded_lookup", "test_sharded_lookup_uneven"},
+        says="a sort that is not stable",
+        id="unroute-unstable",
+    ),
     "send's local rows read as table ids": Mistake(
         {
             "sharded_lookup": """
@@ -571,7 +617,18 @@ def sharded_lookup(shards, send, counts, owner):
             )
         },
         fails={"test_sharded_backward", "test_sharded_backward_uneven"},
-        says="only the last rank's contributions",
+        says="only one rank's contributions",
+        id="ranks-overwrite",
+    ),
+    "only the first rank's gradients": Mistake(
+        {
+            "sharded_backward": _BACKWARD.format(add="np.add.at(dE[s], block, part)").replace(
+                "zip(sends, counts, owners, grads)",
+                "zip(sends[:1], counts[:1], owners[:1], grads[:1])",
+            )
+        },
+        fails={"test_sharded_backward", "test_sharded_backward_uneven"},
+        says="only one rank's contributions",
         id="ranks-overwrite",
     ),
     "gradients sent in batch order": Mistake(
