@@ -674,3 +674,12 @@ def sharded_backward(shard_rows, sends, counts, owners, grads):
 
 # The mistake used for the demo submission and the end-to-end grading test.
 DEMO_MISTAKE = "one scale for the whole table"
+
+
+# Alternatives written as a one-line edit of another (same template, same author): not independent
+# answers, so the class report's similarity must flag them like a copy (tests/test_report.py).
+VARIANTS = {
+    "0 / 0 computed, the NaN replaced with np.where before the cast": (
+        "vectorised division with an explicit constant-row branch"
+    ),
+}
