@@ -53,8 +53,14 @@ _RIGHT = dict(
 )
 
 
-def quant(**changes) -> str:
-    return _QUANT.format(**{**_RIGHT, **changes})
+_QUIET = "    with np.errstate(divide='ignore', invalid='ignore'):\n        t = (E"
+
+
+def quant(silenced=False, **changes) -> str:
+    """The answer with ``changes`` to the right one; ``silenced``: its division inside numpy's
+    errstate(divide, invalid ignored), as a student who computes 0 / 0 on purpose writes it."""
+    text = _QUANT.format(**{**_RIGHT, **changes})
+    return text.replace("    t = (E", _QUIET) if silenced else text
 
 
 _ROUTE = """
@@ -177,10 +183,9 @@ def sharded_backward(shard_rows, sends, counts, owners, grads):
     },
     "vectorised division with an explicit constant-row branch": {
         "quantize_rows": quant(
+            silenced=True,
             safe="divisor[:, None]",
             rounding="np.clip(np.rint(np.nan_to_num(t)), 0, k)",
-        ).replace(
-            "    t = (E", "    with np.errstate(divide='ignore', invalid='ignore'):\n        t = (E"
         ),
         "dequantize_rows": """
 def dequantize_rows(codes, scale, offset):
@@ -225,10 +230,9 @@ def sharded_backward(shard_rows, sends, counts, owners, grads):
     },
     "0 / 0 computed, the NaN replaced with np.where before the cast": {
         "quantize_rows": quant(
+            silenced=True,
             safe="divisor[:, None]",
             rounding="np.clip(np.rint(np.where(np.isnan(t), 0, t)), 0, k)",
-        ).replace(
-            "    t = (E", "    with np.errstate(divide='ignore', invalid='ignore'):\n        t = (E"
         ),
     },
     "one-hot routing matrices": {
@@ -322,23 +326,13 @@ MISTAKES = {
         id="levels-2b",
     ),
     "a constant row divides by zero": Mistake(
-        {
-            "quantize_rows": quant(guard="pass", safe="divisor[:, None]").replace(
-                "    t = (E",
-                "    with np.errstate(divide='ignore', invalid='ignore'):\n        t = (E",
-            )
-        },
+        {"quantize_rows": quant(silenced=True, guard="pass", safe="divisor[:, None]")},
         fails={"test_quantize_constant_rows"},
         says="constant row",
         id="constant-row",
     ),
     "a constant row divides by zero at 8 bits (NaN codes cast to uint8 give 0)": Mistake(
-        {
-            "quantize_rows": quant(safe="divisor[:, None]").replace(
-                "    t = (E",
-                "    with np.errstate(divide='ignore', invalid='ignore'):\n        t = (E",
-            )
-        },
+        {"quantize_rows": quant(silenced=True, safe="divisor[:, None]")},
         fails={"test_quantize_constant_rows"},
         says="divided by zero",
         id="constant-row",
@@ -367,10 +361,7 @@ MISTAKES = {
                 "        scale[scale == 0] = 1  # guarded in float32, then rounded\n"
                 "        scale = scale.astype(np.float16)",
             )
-            .replace(
-                "    t = (E",
-                "    with np.errstate(divide='ignore', invalid='ignore'):\n        t = (E",
-            )
+            .replace("    t = (E", _QUIET)
         },
         fails={"test_quantize_constant_rows"},
         says="before it is rounded to float16",
