@@ -179,7 +179,7 @@ def _uncentered(M_train, M_val, d):
 
 def _centered_on(M_train, M_val, d, mu):
     """The held-out error of the rank-d SVD of M_train - mu, mu added back: with M_val's mean as
-    mu, a mistake."""
+    mu, or per-column or per-row means (an array mu), a mistake."""
     U, s, Vt = np.linalg.svd(M_train - mu, full_matrices=False)
     return float(np.mean((mu + (U[:, :d] * s[:d]) @ Vt[:d] - M_val) ** 2))
 
@@ -188,7 +188,7 @@ def _held_wrong(M_train, M_val, d):
     """What the classic mistakes of heldout_error give here, most of them through the reference:
     scored on the training split; centered with M_val's mean, in two ways (the SVD of M_train
     minus that mean, or the centered fit moved to it); the mean not added back (the centered fit
-    scored against M_val + mean)."""
+    scored against M_val + mean); centered by each column's (or each row's) own mean."""
     held, mu = reference.function(A, "heldout_error"), float(np.mean(M_train))
     return {
         "train": held(M_train, M_train, d),
@@ -196,6 +196,8 @@ def _held_wrong(M_train, M_val, d):
         "val_mean": held(M_train - mu + float(np.mean(M_val)), M_val, d),
         "val_mean_fit": _centered_on(M_train, M_val, d, float(np.mean(M_val))),
         "no_add_back": held(M_train, M_val + mu, d),
+        "column_mean": _centered_on(M_train, M_val, d, M_train.mean(axis=0)),
+        "row_mean": _centered_on(M_train, M_val, d, M_train.mean(axis=1, keepdims=True)),
     }
 
 

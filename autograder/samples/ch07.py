@@ -349,6 +349,17 @@ def suggest_dim(V, rule):
         says="kept d + 1 or d - 1 directions",
         id="rank-off-by-one",
     ),
+    "one direction too few": Mistake(
+        {
+            "heldout_error": _held(
+                prediction="mu + (U[:, : max(d - 1, 0)] * s[: max(d - 1, 0)]) @ Vt[: max(d - 1, 0)]"
+            ),
+            "best_dim": _OWN_BEST,
+        },
+        fails={"test_heldout_values", "test_heldout_centering", "test_heldout_edges"},
+        says="kept d + 1 or d - 1 directions",
+        id="rank-off-by-one",
+    ),
     "no centering": Mistake(
         {"heldout_error": _held(center="0.0"), "best_dim": _OWN_BEST},
         fails={"test_heldout_values", "test_heldout_centering", "test_heldout_edges"},
@@ -360,6 +371,21 @@ def suggest_dim(V, rule):
         fails={"test_heldout_values", "test_heldout_centering", "test_heldout_edges"},
         says="centered with the held-out split's mean",
         id="validation-mean",
+    ),
+    "centered by each column's mean": Mistake(
+        {"heldout_error": _held(center="M_train.mean(axis=0)"), "best_dim": _OWN_BEST},
+        fails={"test_heldout_values", "test_heldout_centering", "test_heldout_edges"},
+        says="centered each column (or each row) by its own mean",
+        id="mean-per-column-or-row",
+    ),
+    "centered by each row's mean": Mistake(
+        {
+            "heldout_error": _held(center="M_train.mean(axis=1, keepdims=True)"),
+            "best_dim": _OWN_BEST,
+        },
+        fails={"test_heldout_values", "test_heldout_centering", "test_heldout_edges"},
+        says="centered each column (or each row) by its own mean",
+        id="mean-per-column-or-row",
     ),
     "sum of squares": Mistake(
         {"heldout_error": _held(score="np.sum((pred - M_val) ** 2)")},

@@ -96,7 +96,7 @@ RANK_OFF_BY_ONE = Mistake(
     "rank-off-by-one",
     "kept d + 1 or d - 1 directions: the rank-d model keeps exactly the first d singular "
     "directions, U[:, :d], s[:d] and Vt[:d, :] (d = 0: the mean alone)",
-    (_curve_at(1), _curve_at(-1)),
+    (_curve_at(1), _curve_at(-1), _wrong("rank_minus_one")),
 )
 NOT_CENTERED = Mistake(
     "not-centered",
@@ -125,6 +125,14 @@ VALIDATION_MEAN = Mistake(
     "and M_val only scores it (a model that peeks at its test data looks better than it is)",
     (_wrong("val_mean"), _wrong("val_mean_fit")),
 )
+AXIS_MEAN = Mistake(
+    "mean-per-column-or-row",
+    "centered each column (or each row) by its own mean (M_train.mean(axis=0), or axis=1): "
+    "the model's mean is one number, the mean of all the entries of M_train (M_train.mean(), "
+    "no axis), subtracted before the SVD and added back to the prediction. Per-item or per-user "
+    "means are another model, with m (or n) biases fitted besides the d directions",
+    (_wrong("column_mean"), _wrong("row_mean")),
+)
 SUM_NOT_MEAN = Mistake(
     "sum-not-mean",
     "summed the squared errors: the error is their mean over the n x m entries",
@@ -136,7 +144,7 @@ RMSE = Mistake(
     lambda case, want: math.sqrt(want),
 )
 HELD_MISTAKES = [TRAIN_SPLIT, RANK_OFF_BY_ONE, NOT_CENTERED, MEAN_NOT_ADDED, VALIDATION_MEAN]
-HELD_MISTAKES += [SUM_NOT_MEAN, RMSE]
+HELD_MISTAKES += [AXIS_MEAN, SUM_NOT_MEAN, RMSE]
 NOT_A_NUMBER = Mistake("not-a-number", "one number (a float) was due")
 
 
