@@ -368,8 +368,8 @@ def embedding_backward(ids, grad_out, V, padding_idx=None):
             "test_backward_padding",
             "test_backward_dtype",
         },
-        says="grad_out.shape[-1]",
-        id="only-1d-ids",
+        says="the width d was taken from grad_out.shape[1]",
+        id="width-from-axis-1",
     ),
     "rows in order of first appearance": Mistake(
         {

@@ -193,6 +193,11 @@ RESHAPE_EMPTY = Mistake(
     "reshape-empty",
     "reshape(N, -1) on empty ids: the -1 cannot be worked out from 0 elements; give the width",
 )
+WIDTH_FROM_AXIS_1 = Mistake(
+    "width-from-axis-1",
+    "the width d was taken from grad_out.shape[1]: grad_out has shape ids.shape + (d,), so for ids "
+    "of shape (B, T) its axis 1 is T; the width is grad_out.shape[-1]",
+)
 FLOAT64_ZEROS = Mistake(
     "float64-zeros",
     "a float64 result for float32 gradients: np.zeros((V, d)) is float64 by default",
@@ -202,7 +207,7 @@ ROWS_OVERWRITE = Mistake("rows-trap-overwrite", TRAP)
 ROWS_AVERAGED = Mistake("rows-averaged", "repeated ids were averaged instead of summed in values")
 ROWS_MISTAKES = [ROWS_NOT_COALESCED, ROWS_UNSORTED, ROWS_OVERWRITE, ROWS_AVERAGED]
 # Every mistake this chapter recognises (judges.COMMON besides): ids unique within the chapter.
-MISTAKES = [*BWD_MISTAKES, RESHAPE_EMPTY, FLOAT64_ZEROS, *ROWS_MISTAKES]
+MISTAKES = [*BWD_MISTAKES, RESHAPE_EMPTY, WIDTH_FROM_AXIS_1, FLOAT64_ZEROS, *ROWS_MISTAKES]
 
 _values_judge = array_judge(BWD, check_dtype=False, mistakes=BWD_MISTAKES)
 
@@ -220,15 +225,17 @@ def _error_hint(case, got, want, fname):
         )
     if ids.ndim != 1 and ids.size:
         shape = np.shape(case.args[1])
-        width = ""
         if len(shape) >= 3 and shape[1] != shape[-1]:  # d taken from the wrong axis
-            width = (
-                f" The width d is grad_out.shape[-1] = {shape[-1]} (grad_out has shape ids.shape "
-                f"+ (d,)); grad_out.shape[1] = {shape[1]} is the second axis of ids here."
+            return WIDTH_FROM_AXIS_1.said(
+                f"{fname} raised {got.error_type} for {case.label} (ids of shape {ids.shape}, "
+                f"grad_out of shape {shape}). This usually means the width d was taken from "
+                f"grad_out.shape[1] = {shape[1]}, the second axis of ids. grad_out has shape "
+                f"ids.shape + (d,), so the width is grad_out.shape[-1] = {shape[-1]}; flatten with "
+                f"grad_out.reshape(-1, grad_out.shape[-1]). The error was: {got.error}"
             )
         return ONLY_1D_IDS.said(
             f"{fname} raised {got.error_type} for {case.label} (ids of shape {ids.shape}): "
-            f"{ONLY_1D}.{width} The error was: {got.error}"
+            f"{ONLY_1D}. The error was: {got.error}"
         )
     return None
 
