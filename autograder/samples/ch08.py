@@ -308,6 +308,30 @@ def sparse_adam_step_(E, m, v, ids, grad_out, t, lr=1e-3, betas=(0.9, 0.999), ep
         says="only m was bias-corrected",
         id="only-m-corrected",
     ),
+    "no bias correction (step size lr) in sparse_adam_step_": Mistake(
+        {
+            "sparse_adam_step_": """
+import numpy as np
+
+def sparse_adam_step_(E, m, v, ids, grad_out, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
+    flat = np.ravel(ids)
+    if flat.size == 0:
+        return None
+    rows, slot = np.unique(flat, return_inverse=True)
+    g = np.zeros((rows.size, E.shape[1]), dtype=E.dtype)
+    np.add.at(g, slot.ravel(), np.reshape(grad_out, (flat.size, E.shape[1])))
+    b1, b2 = betas
+    m[rows] = b1 * m[rows] + (1 - b1) * g
+    v[rows] = b2 * v[rows] + (1 - b2) * g ** 2
+    E[rows] -= lr * m[rows] / (np.sqrt(v[rows]) + eps)
+"""
+        },
+        # the step size is wrong whatever train_step_ hands it: the update cells say it comes
+        # from Part A
+        fails={"test_adam", *ARRAYS},
+        says="the bias correction is missing",
+        id="step-no-bias-correction",
+    ),
     "v from the sum of squares in sparse_adam_step_": Mistake(
         {
             "sparse_adam_step_": """

@@ -247,8 +247,9 @@ def _repeated(s):
     return bool((s.counts > 1).any())
 
 
-def _arrays_judge(fname, ids_name, parts, mistakes, unchanged):
-    """Judge a function that changes E, m and v in place (arguments 0, 1, 2)."""
+def _arrays_judge(fname, ids_name, parts, mistakes, unchanged, hint=""):
+    """Judge a function that changes E, m and v in place (arguments 0, 1, 2); ``hint`` ends
+    the message of a difference no model names."""
 
     def judge(case, got, want):
         problem = common_problems(case, got, want, fname)
@@ -284,7 +285,7 @@ def _arrays_judge(fname, ids_name, parts, mistakes, unchanged):
                     text += f" and none of them is in {ids_name} (rows it does not touch must not change)"
                 if shown(case) and rows:
                     text += f"; {name}[{rows[0]}] is {fmt(g[rows[0]])}, expected {fmt(w[rows[0]])}"
-                return text + "."
+                return text + "." + hint
         return None
 
     return judge
@@ -416,6 +417,11 @@ def _summed_per_occurrence(s):
     return s.moments_with(lambda i: k[i] * s.g_hat[i])
 
 
+FROM_PART_A = (
+    "The difference comes from your Part A sparse_adam_step_ (its own test cell, test_adam, "
+    "names the same mistake): train_step_ only hands it the rows, values, t and lr, so fix "
+    "Part A and this cell follows"
+)
 TRAIN_T_MINUS_ONE = (
     "the step number was passed on off by one (t - 1): train_step_ is given this step's "
     "number, 1 for the first step; hand it to sparse_adam_step_ as it is (at t = 1, t - 1 = 0 "
@@ -470,6 +476,12 @@ TRAIN_MISTAKES = [
         lambda s: s.dense(),
     ),
     Mistake(
+        "step-no-bias-correction",
+        f"the bias correction is missing: the step size is lr * sqrt(1 - b2**t) / (1 - b1**t), "
+        f"not lr. {FROM_PART_A}",
+        lambda s: s.scaled(s.lr / _step_size(s.lr, s.t)),
+    ),
+    Mistake(
         "t-not-passed",
         "the step number was not passed on: the update used t = 1 (the bias corrections of the "
         "first step) at a later step. Call sparse_adam_step_ with the t you were given",
@@ -488,7 +500,8 @@ TRAIN_MISTAKES = [
     ),
     Mistake(
         "step-only-m-corrected",
-        f"{ONLY_M} (in your sparse_adam_step_, or wherever train_step_ computes the step)",
+        f"{ONLY_M} (in your Part A sparse_adam_step_, or wherever train_step_ computes the "
+        "step: if test_adam fails too, fix Part A and this cell follows)",
         lambda s: s.scaled(_only_m(s)) if B1**s.t > 1e-4 else None,
     ),
     Mistake(
@@ -501,12 +514,12 @@ TRAIN_MISTAKES = [
 TRAIN_MISTAKES += [
     Mistake(
         "step-eps-inside-sqrt",
-        f"{EPS_INSIDE_SQRT.message} (in your sparse_adam_step_: its own test cell names it too)",
+        f"{EPS_INSIDE_SQRT.message} (in your Part A sparse_adam_step_: its own test cell, test_adam, names it too; fix it there)",
         lambda s: s.eps_moved("inside"),
     ),
     Mistake(
         "step-eps-corrected",
-        f"{EPS_CORRECTED.message} (in your sparse_adam_step_: its own test cell names it too)",
+        f"{EPS_CORRECTED.message} (in your Part A sparse_adam_step_: its own test cell, test_adam, names it too; fix it there)",
         lambda s: s.eps_moved("corrected"),
     ),
 ]
@@ -516,7 +529,13 @@ STEP_NOT_IN_PLACE = Mistake(
     f"the caller's E, m and v did not change: {STEP} must update them in place "
     "(sparse_adam_step_ does, if you hand it the caller's arrays, not copies)",
 )
-_update_values = _arrays_judge(STEP, "X", _train_parts, TRAIN_MISTAKES, STEP_NOT_IN_PLACE)
+UNNAMED_HINT = (
+    " train_step_ updates the table with your Part A sparse_adam_step_: if its own test cell "
+    "(test_adam) fails too, the difference may come from there, so fix Part A first."
+)
+_update_values = _arrays_judge(
+    STEP, "X", _train_parts, TRAIN_MISTAKES, STEP_NOT_IN_PLACE, hint=UNNAMED_HINT
+)
 LOSS_AFTER = Mistake("loss-after-update", "the loss after the update, not before it")
 
 
