@@ -457,6 +457,24 @@ def best_dim(M_train, M_val, max_d):
         says="fitted the SVD to M_train itself",
         id="not-centered",
     ),
+    # A correct search over a heldout_error that keeps d - 1 (or d + 1) directions: Part C's cells
+    # name the mistake and take its points; the best_dim cells pass, as Part D promises.
+    "a correct best_dim over a heldout_error keeping d - 1 directions": Mistake(
+        {
+            "heldout_error": _held(
+                prediction="mu + (U[:, : max(d - 1, 0)] * s[: max(d - 1, 0)]) @ Vt[: max(d - 1, 0)]"
+            )
+        },
+        fails={"test_heldout_values", "test_heldout_centering", "test_heldout_edges"},
+        says="kept d + 1 or d - 1 directions",
+        id="rank-off-by-one",
+    ),
+    "a correct best_dim over a heldout_error keeping d + 1 directions": Mistake(
+        {"heldout_error": _held(prediction="mu + (U[:, : d + 1] * s[: d + 1]) @ Vt[: d + 1]")},
+        fails={"test_heldout_values", "test_heldout_centering", "test_heldout_edges"},
+        says="kept d + 1 or d - 1 directions",
+        id="rank-off-by-one",
+    ),
     # A constant heldout_error is no named mistake of Part C: a best_dim that returns its argmin
     # (0) does not earn Part D; the message says the search is right and sends it to Part C.
     "a correct best_dim over a constant heldout_error": Mistake(
