@@ -296,6 +296,19 @@ def table_cost(V, d, tied, factor_m=None):
         says="truncated instead of rounding",
         id="truncated",
     ),
+    # V ** 1/4 is (V ** 1) / 4 = V / 4: no rounding mistake, though it is one off at V = 1
+    # (round(0.25) = 0): the generic message, which names no mistake (id "").
+    "V ** 1/4 (V / 4)": Mistake(
+        {"suggest_dim": _dim("round(V ** 1/4)", "min(600, round(1.6 * V ** 0.56))")},
+        fails={"test_suggest_tf"},
+        says="which is not V ** 0.25 rounded",
+    ),
+    # round(sqrt(V)) for tf is one off at V = 10 (3, not 2), and no ceil either (ceil(1.78) = 2).
+    "round(sqrt(V)) for tf": Mistake(
+        {"suggest_dim": _dim("round(math.sqrt(V))", "min(600, round(1.6 * V ** 0.56))")},
+        fails={"test_suggest_tf"},
+        says="which is not V ** 0.25 rounded",
+    ),
     "fastai without its cap": Mistake(
         {"suggest_dim": _dim("round(V ** 0.25)", "round(1.6 * V ** 0.56)")},
         fails={"test_suggest_fastai"},
