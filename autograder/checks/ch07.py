@@ -227,12 +227,14 @@ def held_case(label, split, d, shown=False):
 
 
 def _wrong_curves(M_train, M_val, max_d):
-    """The held-out curves (d = 0, ..., max_d) of Part C's named mistakes: a best_dim that picks
-    the smallest d of one of them passes Part D (Part C's cells charge the mistake)."""
+    """The held-out curves (d = 0, ..., max_d) of Part C's named mistakes (d + 1 and d - 1
+    directions among them, as RANK_OFF_BY_ONE names both): a best_dim that picks the smallest d
+    of one of them passes Part D (Part C's cells charge the mistake)."""
     wrong = [_held_wrong(M_train, M_val, d) for d in range(max_d + 1)]
     curves = {key: [w[key] for w in wrong] for key in wrong[0]}
     held, top = reference.function(A, "heldout_error"), min(M_train.shape)
     curves["rank_plus_one"] = [held(M_train, M_val, min(d + 1, top)) for d in range(max_d + 1)]
+    curves["rank_minus_one"] = [held(M_train, M_val, max(d - 1, 0)) for d in range(max_d + 1)]
     return curves
 
 

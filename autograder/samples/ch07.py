@@ -296,6 +296,19 @@ def table_cost(V, d, tied, factor_m=None):
         says="truncated instead of rounding",
         id="truncated",
     ),
+    # V ** 1/4 is (V ** 1) / 4 = V / 4: no rounding mistake, though it is one off at V = 1
+    # (round(0.25) = 0): the generic message, which names no mistake (id "").
+    "V ** 1/4 (V / 4)": Mistake(
+        {"suggest_dim": _dim("round(V ** 1/4)", "min(600, round(1.6 * V ** 0.56))")},
+        fails={"test_suggest_tf"},
+        says="which is not V ** 0.25 rounded",
+    ),
+    # round(sqrt(V)) for tf is one off at V = 10 (3, not 2), and no ceil either (ceil(1.78) = 2).
+    "round(sqrt(V)) for tf": Mistake(
+        {"suggest_dim": _dim("round(math.sqrt(V))", "min(600, round(1.6 * V ** 0.56))")},
+        fails={"test_suggest_tf"},
+        says="which is not V ** 0.25 rounded",
+    ),
     "fastai without its cap": Mistake(
         {"suggest_dim": _dim("round(V ** 0.25)", "round(1.6 * V ** 0.56)")},
         fails={"test_suggest_fastai"},
@@ -456,6 +469,24 @@ def best_dim(M_train, M_val, max_d):
         fails={"test_heldout_values", "test_heldout_centering", "test_heldout_edges"},
         says="fitted the SVD to M_train itself",
         id="not-centered",
+    ),
+    # A correct search over a heldout_error that keeps d - 1 (or d + 1) directions: Part C's cells
+    # name the mistake and take its points; the best_dim cells pass, as Part D promises.
+    "a correct best_dim over a heldout_error keeping d - 1 directions": Mistake(
+        {
+            "heldout_error": _held(
+                prediction="mu + (U[:, : max(d - 1, 0)] * s[: max(d - 1, 0)]) @ Vt[: max(d - 1, 0)]"
+            )
+        },
+        fails={"test_heldout_values", "test_heldout_centering", "test_heldout_edges"},
+        says="kept d + 1 or d - 1 directions",
+        id="rank-off-by-one",
+    ),
+    "a correct best_dim over a heldout_error keeping d + 1 directions": Mistake(
+        {"heldout_error": _held(prediction="mu + (U[:, : d + 1] * s[: d + 1]) @ Vt[: d + 1]")},
+        fails={"test_heldout_values", "test_heldout_centering", "test_heldout_edges"},
+        says="kept d + 1 or d - 1 directions",
+        id="rank-off-by-one",
     ),
     # A constant heldout_error is no named mistake of Part C: a best_dim that returns its argmin
     # (0) does not earn Part D; the message says the search is right and sends it to Part C.

@@ -580,8 +580,9 @@ def _dim_value(case, got, want):
 
 
 def rule_judge(case, got, want):
-    """The rule's width. The wrong roundings are modelled from the expected width w: truncating
-    gives w - 1 where rounding went up, rounding up gives w + 1 where it went down."""
+    """The rule's width. The wrong roundings are named only when the width is what they give:
+    floor (int() truncates) or ceil of the unrounded value, where that differs from round's.
+    Another width one off (V ** 1/4 is V / 4; round(sqrt(V))) gets the generic message."""
     problem, g, w = _dim_value(case, got, want)
     if problem:
         return problem
@@ -603,12 +604,13 @@ def rule_judge(case, got, want):
             f"{DIM} raised 1.6 * V to the power 0.56 for {case.label}; the rule is 1.6 * (V ** 0.56): "
             "** binds tighter than *, so 1.6 * V ** 0.56 is already right."
         )
-    if g == w - 1:
+    x = {"tf": V**0.25, "fastai": min(CAP, 1.6 * V**0.56)}.get(rule)  # the unrounded width
+    if x is not None and g == math.floor(x) != w:
         return TRUNCATED.said(
             f"{DIM} truncated instead of rounding for {case.label}: int() drops the fraction "
             f"of {formula} (use round())."
         )
-    if g == w + 1:
+    if x is not None and g == math.ceil(x) != w:
         return ROUNDED_UP.said(
             f"{DIM} rounded up for {case.label}: {formula} must be rounded to the nearest integer (use round(), not ceil)."
         )
