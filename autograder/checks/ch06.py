@@ -42,6 +42,7 @@ from .public.ch06 import (  # noqa: F401 - Z: the standard errors allowed (publi
     Z,
     contract_judge,
     distribution_judge,
+    loss_companion,
     loss_judge,
     loss_scale_judge,
     rng_judge,
@@ -369,7 +370,9 @@ def _alternatives(E, W, ids, targets, tol):
 def scale_case(label, model, tol=0.1, **meta):
     E, W, ids, targets = model
     meta = {"wrong": _alternatives(E, W, ids, targets, tol), **meta}
-    return Case(label, (E, W, ids, targets, tol), meta={"arg_names": SCALE_NAMES, **meta})
+    case = Case(label, (E, W, ids, targets, tol), meta={"arg_names": SCALE_NAMES, **meta})
+    case.meta["companion"] = loss_companion(case)  # the student's own loss on a table of zeros
+    return case
 
 
 @functools.cache

@@ -18,9 +18,11 @@ import numpy as np
 from ..compare import close, differing_rows
 from ..judges import (
     NOT_IMPLEMENTED,
+    WRONG_DTYPE,
     Mistake,
     array_judge,
     common_problems,
+    dtype_advice,
     mistake_id,
     shape_judge,
 )
@@ -463,6 +465,48 @@ DRIFT = (1e-2, 1e-2)  # "within 1%": far from every modelled mistake, far above 
 mean_judge = with_drift_hint(
     with_reduceat_hint(array_judge(MEAN, mistakes=FWD_MISTAKES, row_word="bag"), MEAN, 1, 2)
 )
+
+
+def excusing(judge, excused, fname=MEAN):
+    """``judge`` for a cell that grades one property (empty bags, dtype), not a mistake another
+    cell names: where the student's values are a mistake of ``excused`` (its model, on this
+    case), that cell has charged it, so this one checks only the dtype (E's, as the model's)."""
+    names = {m.name for m in excused}
+
+    def wrapped(case, got, want):
+        msg = judge(case, got, want)
+        if not msg or mistake_id(msg) not in names:
+            return msg
+        g, w = got.value, want.value
+        if g.dtype != w.dtype:
+            return WRONG_DTYPE.said(
+                f"{fname} returned {g.dtype} for {case.label}; expected {w.dtype}. "
+                + dtype_advice(g.dtype, w.dtype)
+            )
+        return None
+
+    return wrapped
+
+
+# The mean's divide (graded by the values cell) and its empty bags (graded by the empty-bags
+# cell): each costs its own cell only.
+DIVIDE_MISTAKES = [
+    m for m in FWD_MISTAKES if m.name in {"sum-not-mean", "divided-by-total", "divided-by-bags"}
+]
+EMPTY_MISTAKES = [
+    m
+    for m in FWD_MISTAKES
+    if m.name
+    in {
+        "empty-bag-nan",
+        "reduceat-empty-bag",
+        "wrong-bag",
+        "wrong-bag-sizes",
+        "wrong-bag-true-sizes",
+    }
+]
+mean_empty_judge = excusing(mean_judge, DIVIDE_MISTAKES)
+mean_dtype_judge = excusing(mean_judge, DIVIDE_MISTAKES + EMPTY_MISTAKES)
 mean_shape_judge = with_reduceat_hint(shape_judge(MEAN, [LAST_BAG_DROPPED]), MEAN, 1, 2)
 backward_judge = with_reduceat_hint(array_judge(BWD, mistakes=BWD_MISTAKES), BWD, 0, 1)
 backward_shape_judge = with_reduceat_hint(shape_judge(BWD, [SHORT_GRADIENT]), BWD, 0, 1)
@@ -470,6 +514,8 @@ backward_shape_judge = with_reduceat_hint(shape_judge(BWD, [SHORT_GRADIENT]), BW
 JUDGES = {
     MEAN: mean_judge,
     f"{MEAN}:shape": mean_shape_judge,
+    f"{MEAN}:empty": mean_empty_judge,
+    f"{MEAN}:dtype": mean_dtype_judge,
     BWD: backward_judge,
     f"{BWD}:shape": backward_shape_judge,
     f"{BWD}:mode": mode_judge,

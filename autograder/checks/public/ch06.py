@@ -581,14 +581,42 @@ def _zero_table_problem(case) -> str | None:
     )
 
 
+def loss_companion(case: Case):
+    """The call of the student's initial_loss a scale case asks for (Outcome.companion): a table
+    of zeros, whose loss is exactly log V (log2 V when it is taken in bits)."""
+    E, W, ids, targets = case.args[:4]
+    return (LOSS, [(np.zeros_like(E), W, ids, targets)])
+
+
+def _right_for_own_bits(case, got, want) -> bool:
+    """The student's initial_loss is in bits (a table of zeros gives log2 V: Part C charges
+    that), and the scale is right for that loss: the search itself is right, so Part D does not
+    charge the mistake again. Right for it: the scale where a loss in bits leaves log2 V +- tol
+    bits (meta["wrong"]["bits"]), or, for a search that measures it against log V in nats (as
+    the reference does, calling the student's initial_loss), 0 when that loss is out of the band
+    already at s = 0 (within the 1e-3 of the expected scale asked)."""
+    own = (got.companion or [None])[0]
+    if own is None or not _near(own, math.log2(case.args[1].shape[0]), LOSS_RTOL):
+        return False
+    problem, g, w = _number(case, got, want, SCALE)
+    if problem or g is None:
+        return False
+    bits = case.meta.get("wrong", {}).get("bits")
+    if bits is not None and _near(g, float(bits), SCALE_RTOL):
+        return True
+    tol = case.args[4] if len(case.args) > 4 else case.kwargs.get("tol", 0.1)  # its default
+    outside = abs(own - math.log(case.args[1].shape[0])) >= tol
+    return outside and 0.0 <= g <= SCALE_RTOL * w
+
+
 def loss_scale_judge(case, got, want):
     """scale_for_initial_loss's value; a wrong one that a mistake in initial_loss can explain
     says so first: certainly, when a visible test hands the judge the student's initial_loss and
     it is wrong for a table of zeros; as a condition, in a graded check (which cannot call it)
     whose wrong scale is one such a mistake gives."""
     message = _scale_message(case, got, want)
-    if not message:
-        return message
+    if not message or _right_for_own_bits(case, got, want):
+        return None
     problem = _zero_table_problem(case)
     if problem:
         head = f"{CARRIED} Your {LOSS} is wrong: {problem}. What this test saw: "
@@ -645,4 +673,4 @@ JUDGES = {
     LOSS: loss_judge,
     SCALE: loss_scale_judge,
 }
-expect = make_expect(JUDGES, MISTAKES)
+expect = make_expect(JUDGES, MISTAKES, {SCALE: loss_companion})
