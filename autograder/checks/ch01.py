@@ -9,7 +9,7 @@ from .data import forward_case as fwd
 from .data import ids as _ids
 from .data import table as _table
 from .framework import Case, checks_for
-from .public.ch01 import costs_judge, forward_judge, one_hot_judge, ratio_judge
+from .public.ch01 import batch_companion, costs_judge, forward_judge, one_hot_judge, ratio_judge
 
 A = "01_one_hot_lookup"
 check = checks_for(A)
@@ -73,9 +73,12 @@ def one_hot_values():
 COST_NAMES = ["ids_shape", "V", "d"]
 
 
-def cost_case(shape, V, d, name=None, **meta):
+def cost_case(shape, V, d, name=None, batch=False, **meta):
     label = f"lookup_costs({shape}, {V}, {d})" + (f" ({name})" if name else "")
-    return Case(label, (shape, V, d), meta={"arg_names": COST_NAMES, **meta})
+    case = Case(label, (shape, V, d), meta={"arg_names": COST_NAMES, **meta})
+    if batch:  # the student's own counts for the same ids as one flat batch
+        case.meta["companion"] = batch_companion(case)
+    return case
 
 
 TIMING = cost_case((512,), 1000, 64, shown=True)  # the visible tests' call: values shown
@@ -105,14 +108,14 @@ def costs_product():
 def costs_batch():
     """lookup_costs: ids of any shape (N is the product of the shape), exact at real sizes"""
     return [
-        cost_case((2, 3), 5, 2, shown=True),
-        cost_case((), 5, 2, shown=True),
-        cost_case((32, 512), 128256, 4096, "Llama 3's table", shown=True),
-        cost_case((2, 3, 4), 100, 8),
-        cost_case((16, 1024), 50257, 768, "GPT-2's table"),
-        cost_case((8, 2048), 128256, 4096, "Llama 3's table"),
-        cost_case((1, 5), 9, 4),
-        cost_case((), 30522, 768, "one id into BERT-base's table"),
+        cost_case((2, 3), 5, 2, shown=True, batch=True),
+        cost_case((), 5, 2, shown=True, batch=True),
+        cost_case((32, 512), 128256, 4096, "Llama 3's table", shown=True, batch=True),
+        cost_case((2, 3, 4), 100, 8, batch=True),
+        cost_case((16, 1024), 50257, 768, "GPT-2's table", batch=True),
+        cost_case((8, 2048), 128256, 4096, "Llama 3's table", batch=True),
+        cost_case((1, 5), 9, 4, batch=True),
+        cost_case((), 30522, 768, "one id into BERT-base's table", batch=True),
     ]
 
 

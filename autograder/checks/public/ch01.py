@@ -217,8 +217,26 @@ def _named_count(case, g, w, graded):
     return None
 
 
+def batch_companion(case):
+    """The call of the student's own lookup_costs a batch case asks for (Outcome.companion, the
+    whole return): the same N ids as one flat (N,) batch."""
+    N, V, d = _nvd(case)
+    return (COSTS, [((N,), V, d)], "whole")
+
+
+def _own_flat(got):
+    """The four counts the student's lookup_costs gave for the flat (N,) batch, or None."""
+    own = (got.companion or [None])[0]
+    if not own or len(own) != 4 or any(len(v) != 1 for *_, v in own):
+        return None
+    return [v[0] for *_, v in own]
+
+
 def costs_judge(part):
-    """The counts of one part of lookup_costs ("gather", "product", or "batch": all four)."""
+    """The counts of one part of lookup_costs ("gather", "product", or "batch": all four). The
+    batch cell grades what it adds, N taken from the whole shape: counts equal to the student's
+    own for the same N ids as a flat (N,) batch pass there (their values are the gather's and the
+    product's cells' to grade)."""
     graded = PARTS[part]
 
     def judge(case, got, want):
@@ -226,6 +244,8 @@ def costs_judge(part):
         if problem:
             return problem
         if all(g[i] == w[i] for i in graded):
+            return None
+        if part == "batch" and _own_flat(got) == g:
             return None
         named = _named_count(case, g, w, graded)
         if named:
@@ -321,4 +341,4 @@ ratio_judge = array_judge(RATIO, check_dtype=False, mistakes=RATIO_MISTAKES, row
 JUDGES = {FWD: forward_judge, "one_hot": one_hot_judge}
 JUDGES |= {f"{COSTS}:{part}": costs_judge(part) for part in PARTS}
 JUDGES[RATIO] = ratio_judge
-expect = make_expect(JUDGES, MISTAKES)
+expect = make_expect(JUDGES, MISTAKES, {f"{COSTS}:batch": batch_companion})
