@@ -88,7 +88,8 @@ def verdict(yours, theirs) -> str:
     return (
         f"Your curve parts from nn.Embedding + SparseAdam's at step {first} (largest gap "
         f"{gap.max():.3g}): your train_step_ does not take the step SparseAdam takes. Check the "
-        "graded tests above: a repeated id gets one update with its summed gradient, at step t."
+        "graded tests above: a repeated id gets one update with its summed gradient, at step t, and "
+        "the rows the batch never used do not move."
     )
 
 

@@ -584,6 +584,34 @@ def loss_judge(case, got, want):
     return f"{STEP} returned the loss {g:.6f} for {case.label}{shown_w}, which is not right."
 
 
+# Wiring slips of train_step_ (what it hands sparse_adam_step_): test_train_step_update charges
+# them; the repeated-id and padding cells judge the rest of the step as run at the student's own
+# lr and t (each model is the reference's step at that lr or t), so one slip costs one cell.
+WIRING = {"lr-not-passed", "t-not-passed", "step-t-plus-one", "step-t-minus-one", "step-dense"}
+
+
+def wired_update_judge(case, got, want):
+    """update_judge for the repeated-id and padding cells: a wiring slip (WIRING) that the update
+    cell names and charges passes here, except a dense step that moved the padding row (that is
+    a padding failure too, and the message says so)."""
+    message = update_judge(case, got, want)
+    mistake = getattr(message, "mistake", None)
+    if mistake not in WIRING:
+        return message
+    if mistake == "step-dense":
+        s = _train_parts(case, want.values)
+        if s is not None and s.pad is not None:
+            p, dtype = s.pad, want.values[0].dtype
+            before = (s.E0[p], s.m0[p], s.v0[p])
+            if not all(near(g[p], b, dtype) for g, b in zip(got.values, before, strict=True)):
+                return message.__class__(
+                    f"{message} The dense step also moved the padding row {p} (or its moments), "
+                    "which must never change: that is this cell's failure too.",
+                    mistake,
+                )
+    return None
+
+
 def train_step_judge(case, got, want):
     """The loss (output "return") or the arrays it changes (output ("args", (0, 1, 2)))."""
     return (loss_judge if case.output == "return" else update_judge)(case, got, want)
@@ -595,4 +623,5 @@ MISTAKES += [ADAM_NOT_IN_PLACE, *TRAIN_MISTAKES]
 MISTAKES += [STEP_NOT_IN_PLACE, LOSS_AFTER]
 
 JUDGES = {FWD: forward_judge, ROWS: rows_judge, ADAM: adam_judge, STEP: train_step_judge}
+JUDGES[f"{STEP}:wired"] = wired_update_judge
 expect = make_expect(JUDGES, MISTAKES)
