@@ -373,6 +373,35 @@ def suggest_dim(V, rule):
         says="kept d + 1 or d - 1 directions",
         id="rank-off-by-one",
     ),
+    "the smallest directions (eigh's ascending order kept)": Mistake(
+        {
+            "heldout_error": """
+import numpy as np
+
+def heldout_error(M_train, M_val, d):
+    mu = M_train.mean()
+    A = M_train - mu
+    w, V = np.linalg.eigh(A.T @ A)   # ascending: the smallest eigenvalue first
+    V_d = V[:, :d]
+    return float(np.mean((mu + A @ V_d @ V_d.T - M_val) ** 2))
+""",
+            "best_dim": _OWN_BEST,
+        },
+        fails={"test_heldout_values", "test_heldout_centering", "test_heldout_edges"},
+        says="reverse them",
+        id="smallest-directions",
+    ),
+    "fitted on M_val": Mistake(
+        {
+            "heldout_error": _held(center="M_val.mean()").replace(
+                "svd(M_train - mu", "svd(M_val - mu"
+            ),
+            "best_dim": _OWN_BEST,
+        },
+        fails={"test_heldout_values", "test_heldout_centering", "test_heldout_edges"},
+        says="fitted the model on M_val",
+        id="fitted-on-m-val",
+    ),
     "no centering": Mistake(
         {"heldout_error": _held(center="0.0"), "best_dim": _OWN_BEST},
         fails={"test_heldout_values", "test_heldout_centering", "test_heldout_edges"},
