@@ -5,7 +5,8 @@ public: public/ch07.py, shared with the visible tests).
 property and leaves the others to their own cells:
 
 * test_cost_tied:        params (first element) of unfactorized tables, tied and untied;
-* test_cost_bytes:       bytes == 16 * params, with the student's own params;
+* test_cost_bytes:       bytes == 16 * params, with the student's own params (an int32
+                         wrap-around of them left to test_cost_python_ints);
 * test_cost_factorized:  params of factorized tables;
 * test_cost_python_ints: a tuple of two Python ints, with no int32 overflow (values exact).
 
