@@ -402,6 +402,24 @@ def heldout_error(M_train, M_val, d):
         says="fitted the model on M_val",
         id="fitted-on-m-val",
     ),
+    "computed in float32": Mistake(
+        {
+            "heldout_error": """
+import numpy as np
+
+def heldout_error(M_train, M_val, d):
+    A = M_train.astype(np.float32)
+    mu = A.mean()
+    U, s, Vt = np.linalg.svd(A - mu, full_matrices=False)
+    pred = mu + (U[:, :d] * s[:d]) @ Vt[:d]
+    return float(np.mean((pred - M_val.astype(np.float32)) ** 2))
+""",
+            "best_dim": _OWN_BEST,
+        },
+        fails={"test_heldout_centering", "test_heldout_edges"},
+        says="Compute in float64",
+        id="float32",
+    ),
     "no centering": Mistake(
         {"heldout_error": _held(center="0.0"), "best_dim": _OWN_BEST},
         fails={"test_heldout_values", "test_heldout_centering", "test_heldout_edges"},

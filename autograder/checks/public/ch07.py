@@ -168,6 +168,8 @@ RMSE = Mistake(
 HELD_MISTAKES = [TRAIN_SPLIT, SMALLEST_DIRECTIONS, RANK_OFF_BY_ONE, NOT_CENTERED, MEAN_NOT_ADDED]
 HELD_MISTAKES += [VALIDATION_MEAN, FITTED_ON_VAL, AXIS_MEAN, SUM_NOT_MEAN, RMSE]
 NOT_A_NUMBER = Mistake("not-a-number", "one number (a float) was due")
+FLOAT32 = Mistake("float32", "computed in float32: right to float32's precision, not to float64's")
+FLOAT32_RTOL = 1e-4  # float32 rounding (eps 1.2e-7 of ratings far from 0) through an SVD
 
 
 def heldout_judge(case, got, want):
@@ -195,6 +197,13 @@ def heldout_judge(case, got, want):
                 ):
                     return FITTED_ON_VAL.said(f"{HELD} {ZERO_AT_FULL_RANK} (for {case.label}).")
                 return m.said(f"{HELD} {m.message} (for {case.label}).")
+    if math.isfinite(g) and abs(g - w) <= FLOAT32_RTOL * abs(w):
+        return FLOAT32.said(
+            f"{HELD} returned {g:.9g} for {case.label}: right to about 6 digits, as float32 "
+            "arithmetic gives (the further the ratings are from 0, the fewer of their digits "
+            "float32 keeps). Compute in float64: np.asarray(M_train, dtype=np.float64), "
+            "and no .astype(np.float32)."
+        )
     return (
         f"{HELD} returned {g:.6g} for {case.label}{expected(case, f'{w:.6g}')}: the mean over the "
         "entries of (mean + U_d S_d V_d^T - M_val)**2, the rank-d SVD fitted to M_train - mean."
@@ -389,7 +398,7 @@ def best_judge(case, got, want):
     )
 
 
-MISTAKES += [*HELD_MISTAKES, NOT_A_NUMBER, *BEST_MISTAKES, FLOAT_DIM, HELD_CARRIED_OVER]
+MISTAKES += [*HELD_MISTAKES, NOT_A_NUMBER, FLOAT32, *BEST_MISTAKES, FLOAT_DIM, HELD_CARRIED_OVER]
 
 
 def _cost_args(case):
