@@ -5,7 +5,8 @@ public: public/ch07.py, shared with the visible tests).
 property and leaves the others to their own cells:
 
 * test_cost_tied:        params (first element) of unfactorized tables, tied and untied;
-* test_cost_bytes:       bytes == 16 * params, with the student's own params;
+* test_cost_bytes:       bytes == 16 * params, with the student's own params (an int32
+                         wrap-around of them left to test_cost_python_ints);
 * test_cost_factorized:  params of factorized tables;
 * test_cost_python_ints: a tuple of two Python ints, with no int32 overflow (values exact).
 
@@ -184,14 +185,31 @@ def _centered_on(M_train, M_val, d, mu):
     return float(np.mean((mu + (U[:, :d] * s[:d]) @ Vt[:d] - M_val) ** 2))
 
 
+def _smallest(M_train, M_val, d, rows=False):
+    """The held-out error of a model that keeps the d smallest directions (np.linalg.eigh's
+    ascending order not reversed), from A.T @ A (or A @ A.T with rows): a mistake."""
+    mu = float(np.mean(M_train))
+    A = M_train - mu
+    if rows:
+        _, U = np.linalg.eigh(A @ A.T)
+        pred = mu + U[:, :d] @ (U[:, :d].T @ A)
+    else:
+        _, V = np.linalg.eigh(A.T @ A)
+        pred = mu + (A @ V[:, :d]) @ V[:, :d].T
+    return float(np.mean((pred - M_val) ** 2))
+
+
 def _held_wrong(M_train, M_val, d):
     """What the classic mistakes of heldout_error give here, most of them through the reference:
-    scored on the training split; centered with M_val's mean, in two ways (the SVD of M_train
+    scored on the training split; fitted on M_val; the d smallest directions kept; centered with M_val's mean, in two ways (the SVD of M_train
     minus that mean, or the centered fit moved to it); the mean not added back (the centered fit
     scored against M_val + mean); centered by each column's (or each row's) own mean."""
     held, mu = reference.function(A, "heldout_error"), float(np.mean(M_train))
     return {
         "train": held(M_train, M_train, d),
+        "fit_val": held(M_val, M_val, d),
+        "smallest": _smallest(M_train, M_val, d),
+        "smallest_rows": _smallest(M_train, M_val, d, rows=True),
         "uncentered": _uncentered(M_train, M_val, d),
         "val_mean": held(M_train - mu + float(np.mean(M_val)), M_val, d),
         "val_mean_fit": _centered_on(M_train, M_val, d, float(np.mean(M_val))),

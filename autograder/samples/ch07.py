@@ -258,7 +258,7 @@ def table_cost(V, d, tied, factor_m=None):
     return params, np.int32(16) * params
 """
         },
-        fails={"test_cost_bytes", "test_cost_python_ints"},
+        fails={"test_cost_python_ints"},  # the bytes cell leaves the overflow to the ints cell
         says="overflowed",
         id="int32-overflow",
     ),
@@ -372,6 +372,53 @@ def suggest_dim(V, rule):
         fails={"test_heldout_values", "test_heldout_centering", "test_heldout_edges"},
         says="kept d + 1 or d - 1 directions",
         id="rank-off-by-one",
+    ),
+    "the smallest directions (eigh's ascending order kept)": Mistake(
+        {
+            "heldout_error": """
+import numpy as np
+
+def heldout_error(M_train, M_val, d):
+    mu = M_train.mean()
+    A = M_train - mu
+    w, V = np.linalg.eigh(A.T @ A)   # ascending: the smallest eigenvalue first
+    V_d = V[:, :d]
+    return float(np.mean((mu + A @ V_d @ V_d.T - M_val) ** 2))
+""",
+            "best_dim": _OWN_BEST,
+        },
+        fails={"test_heldout_values", "test_heldout_centering", "test_heldout_edges"},
+        says="reverse them",
+        id="smallest-directions",
+    ),
+    "fitted on M_val": Mistake(
+        {
+            "heldout_error": _held(center="M_val.mean()").replace(
+                "svd(M_train - mu", "svd(M_val - mu"
+            ),
+            "best_dim": _OWN_BEST,
+        },
+        fails={"test_heldout_values", "test_heldout_centering", "test_heldout_edges"},
+        says="fitted the model on M_val",
+        id="fitted-on-m-val",
+    ),
+    "computed in float32": Mistake(
+        {
+            "heldout_error": """
+import numpy as np
+
+def heldout_error(M_train, M_val, d):
+    A = M_train.astype(np.float32)
+    mu = A.mean()
+    U, s, Vt = np.linalg.svd(A - mu, full_matrices=False)
+    pred = mu + (U[:, :d] * s[:d]) @ Vt[:d]
+    return float(np.mean((pred - M_val.astype(np.float32)) ** 2))
+""",
+            "best_dim": _OWN_BEST,
+        },
+        fails={"test_heldout_centering", "test_heldout_edges"},
+        says="Compute in float64",
+        id="float32",
     ),
     "no centering": Mistake(
         {"heldout_error": _held(center="0.0"), "best_dim": _OWN_BEST},

@@ -2,7 +2,7 @@
 
 ``table_cost`` returns exact integers; each of its cells grades one property (``check=``):
 "tied" and "factorized" the parameter count, "bytes" the bytes against the function's own
-parameter count, "ints" the types (two Python ints, no 32-bit overflow). ``suggest_dim``: the
+parameter count (a 32-bit wrap-around of 16 * params left to "ints"), "ints" the types (two Python ints, no 32-bit overflow). ``suggest_dim``: the
 rule's value ("suggest_dim") and the contract ("suggest_dim:contract": an int, ValueError).
 
 Every wrong count is modelled from the case and the expected value, never from the reference.
@@ -98,6 +98,27 @@ RANK_OFF_BY_ONE = Mistake(
     "directions, U[:, :d], s[:d] and Vt[:d, :] (d = 0: the mean alone)",
     (_curve_at(1), _curve_at(-1), _wrong("rank_minus_one")),
 )
+SMALLEST_DIRECTIONS = Mistake(
+    "smallest-directions",
+    "kept the d directions with the smallest singular values: np.linalg.eigh (and eigvalsh) sort "
+    "the eigenvalues in ascending order, the largest last, so reverse them (V[:, ::-1]) before "
+    "keeping the first d; np.linalg.svd's s is already largest first",
+    (_wrong("smallest"), _wrong("smallest_rows")),
+)
+FITTED_ON_VAL = Mistake(
+    "fitted-on-m-val",
+    "fitted the model on M_val: the mean and the SVD come from M_train, and M_val only scores the "
+    "model (a model fitted to its test data looks better than it is; at d = min(n, m) it is M_val "
+    "itself and its error is 0)",
+    _wrong("fit_val"),
+)
+# At d = min(n, m) a model fitted on M_val reproduces it, and the training split scored against
+# the full-rank model fitted to it gives 0 too: an error of 0 there names both.
+ZERO_AT_FULL_RANK = (
+    "returned 0 at d = min(n, m): the model is M_val itself, so it was fitted on M_val (the mean "
+    "and the SVD come from M_train; M_val only scores the model), or the error was measured on "
+    "the training split, which the full-rank model reproduces exactly"
+)
 NOT_CENTERED = Mistake(
     "not-centered",
     "fitted the SVD to M_train itself: subtract M_train's mean first and add it back to the "
@@ -143,9 +164,12 @@ RMSE = Mistake(
     "took the square root (an RMSE): the error asked is the mean squared error",
     lambda case, want: math.sqrt(want),
 )
-HELD_MISTAKES = [TRAIN_SPLIT, RANK_OFF_BY_ONE, NOT_CENTERED, MEAN_NOT_ADDED, VALIDATION_MEAN]
-HELD_MISTAKES += [AXIS_MEAN, SUM_NOT_MEAN, RMSE]
+# VALIDATION_MEAN before FITTED_ON_VAL: at d = 0 both predict M_val's mean (the centering named)
+HELD_MISTAKES = [TRAIN_SPLIT, SMALLEST_DIRECTIONS, RANK_OFF_BY_ONE, NOT_CENTERED, MEAN_NOT_ADDED]
+HELD_MISTAKES += [VALIDATION_MEAN, FITTED_ON_VAL, AXIS_MEAN, SUM_NOT_MEAN, RMSE]
 NOT_A_NUMBER = Mistake("not-a-number", "one number (a float) was due")
+FLOAT32 = Mistake("float32", "computed in float32: right to float32's precision, not to float64's")
+FLOAT32_RTOL = 1e-4  # float32 rounding (eps 1.2e-7 of ratings far from 0) through an SVD
 
 
 def heldout_judge(case, got, want):
@@ -164,7 +188,22 @@ def heldout_judge(case, got, want):
             if abs(g - alt) <= 1e-6 * abs(alt) + 1e-12 and abs(alt - w) > HELD_RTOL * abs(w):
                 if m is NOT_CENTERED and int(case.args[2]) == 0:
                     return m.said(f"{HELD} {NOT_CENTERED_AT_0} (for {case.label}).")
+                fit_val = _wrong("fit_val")(case, w)
+                if (
+                    m is TRAIN_SPLIT
+                    and abs(alt) <= 1e-12
+                    and fit_val is not None
+                    and abs(fit_val) <= 1e-12
+                ):
+                    return FITTED_ON_VAL.said(f"{HELD} {ZERO_AT_FULL_RANK} (for {case.label}).")
                 return m.said(f"{HELD} {m.message} (for {case.label}).")
+    if math.isfinite(g) and abs(g - w) <= FLOAT32_RTOL * abs(w):
+        return FLOAT32.said(
+            f"{HELD} returned {g:.9g} for {case.label}: right to about 6 digits, as float32 "
+            "arithmetic gives (the further the ratings are from 0, the fewer of their digits "
+            "float32 keeps). Compute in float64: np.asarray(M_train, dtype=np.float64), "
+            "and no .astype(np.float32)."
+        )
     return (
         f"{HELD} returned {g:.6g} for {case.label}{expected(case, f'{w:.6g}')}: the mean over the "
         "entries of (mean + U_d S_d V_d^T - M_val)**2, the rank-d SVD fitted to M_train - mean."
@@ -359,7 +398,7 @@ def best_judge(case, got, want):
     )
 
 
-MISTAKES += [*HELD_MISTAKES, NOT_A_NUMBER, *BEST_MISTAKES, FLOAT_DIM, HELD_CARRIED_OVER]
+MISTAKES += [*HELD_MISTAKES, NOT_A_NUMBER, FLOAT32, *BEST_MISTAKES, FLOAT_DIM, HELD_CARRIED_OVER]
 
 
 def _cost_args(case):
@@ -448,7 +487,7 @@ def bytes_judge(case, got, want):
     if gb == per * gp:
         return None
     if gp == int(gp) and gb == int(gb) and int(gb) == _wrap32(per * int(gp)):
-        return _overflow_message(case)
+        return None  # 16 bytes per parameter, wrapped around 32 bits: the ints cell charges that
     for factor, what in [
         (
             4,
