@@ -894,19 +894,20 @@ def _permuted(case, want):
     return np.asarray(want)[order][order]
 
 
-def _unstable_unroute(case, want):
-    """The rows that came back (the expected rows grouped by owner) scattered by an order from
-    np.argsort's default sort, which is not stable: on this machine, for the owners as given and
-    as int64. None where that order is the stable one."""
+def _unstable_unroute(case, want, kind=None, int64=False):
+    """The rows that came back (the expected rows grouped by owner) scattered by an order from a
+    sort that is not stable: np.argsort's default (introsort, or a SIMD sort: its order among ties
+    depends on the CPU and the numpy build, so it is computed on this machine, for the owners as
+    given or as int64), or kind="heapsort" (unstable too, the same order on any machine). None
+    where that order is the stable one."""
     w, stable = np.asarray(want), _order(case.args[3])
-    out = []
-    for owner in (np.asarray(case.args[3]), np.asarray(case.args[3], np.int64)):
-        quick = np.argsort(owner)
-        if not np.array_equal(quick, stable):
-            rows = np.empty_like(w)
-            rows[quick] = w[stable]
-            out.append(rows)
-    return out[0] if out else None
+    owner = np.asarray(case.args[3], np.int64) if int64 else np.asarray(case.args[3])
+    quick = np.argsort(owner, kind=kind)
+    if np.array_equal(quick, stable):
+        return None
+    rows = np.empty_like(w)
+    rows[quick] = w[stable]
+    return rows
 
 
 def _local_as_ids(case, want):
@@ -937,10 +938,14 @@ NOT_INVERTED = Mistake(
 UNSTABLE_UNROUTE = Mistake(
     "unroute-unstable",
     f"{LOOKUP} put the rows back by an order from a sort that is not stable (np.argsort's "
-    "default): route grouped the ids by owner keeping their batch order within an owner, so the "
-    "rows come back in that order, and only that same order undoes it; with another one, "
-    "positions of the same owner trade their rows",
-    _unstable_unroute,
+    "default, or kind='heapsort'): route grouped the ids by owner keeping their batch order "
+    "within an owner, so the rows come back in that order, and only that same order undoes it; "
+    "with another one, positions of the same owner trade their rows",
+    (
+        _unstable_unroute,
+        lambda c, w: _unstable_unroute(c, w, int64=True),
+        lambda c, w: _unstable_unroute(c, w, kind="heapsort"),
+    ),
 )
 LOCAL_AS_IDS = Mistake(
     "local-rows-as-ids",
