@@ -476,8 +476,8 @@ def dequantize_rows(codes, scale, offset):
         says="fewer counts than there are shards",
         id="route-counts-short",
     ),
-    "route groups with np.argsort's default (unstable) sort": Mistake(
-        {"route": route_src(order="np.argsort(owner)")},
+    "route groups with an unstable sort (heapsort, like np.argsort's default)": Mistake(
+        {"route": route_src(order='np.argsort(owner, kind="heapsort")')},
         fails={"test_route"},
         says="changed their order within a group",
         id="route-unstable-order",

@@ -115,7 +115,7 @@ FITTED_ON_VAL = Mistake(
 # At d = min(n, m) a model fitted on M_val reproduces it, and the training split scored against
 # the full-rank model fitted to it gives 0 too: an error of 0 there names both.
 ZERO_AT_FULL_RANK = (
-    "returned 0 at d = min(n, m): the model is M_val itself, so it was fitted on M_val (the mean "
+    "returned 0 at d = min(n, m): the model is M_val itself, so it fitted the model on M_val (the mean "
     "and the SVD come from M_train; M_val only scores the model), or the error was measured on "
     "the training split, which the full-rank model reproduces exactly"
 )
