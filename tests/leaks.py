@@ -113,22 +113,45 @@ HELPER_FORBIDDEN_CALLS = {"07_choosing_d": {"svd"}}
 
 
 def forbidden_helper_calls(source: str, names) -> list[str]:
-    """The calls in a helper cell's source of a function (``svd``, ``np.linalg.svd``, an alias
-    bound by ``from numpy.linalg import svd as f`` included) whose name is in ``names``."""
+    """The calls in a helper cell's source of a function whose name is in ``names`` (``svd``),
+    however it is reached: by its name or as an attribute (``np.linalg.svd``, ``la.svd`` after
+    ``import numpy.linalg as la``), through an alias (``from numpy.linalg import svd as f``,
+    ``f = np.linalg.svd``, ``g = f``, ``f = functools.partial(svd, full_matrices=False)``,
+    ``getattr(np.linalg, "svd")``), with positional or keyword arguments."""
     import ast
 
     tree = ast.parse(source)
     aliases = set(names)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            aliases |= {a.asname or a.name for a in node.names if a.name in names}
+
+    def reaches(e) -> bool:  # an expression that is (a partial of) a forbidden function
+        if isinstance(e, ast.Name):
+            return e.id in aliases
+        if isinstance(e, ast.Attribute):
+            return e.attr in aliases
+        if isinstance(e, ast.Call):
+            f = e.func
+            fname = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
+            if fname == "partial" and e.args:
+                return reaches(e.args[0])
+            if fname == "getattr" and len(e.args) >= 2:
+                key = e.args[1]
+                return isinstance(key, ast.Constant) and key.value in aliases
+        return False
+
+    grown = True
+    while grown:  # aliases of aliases, until none is new
+        before = len(aliases)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                aliases |= {a.asname or a.name for a in node.names if a.name in aliases}
+            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and node.value:
+                if reaches(node.value):
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    aliases |= {t.id for t in targets if isinstance(t, ast.Name)}
+        grown = len(aliases) > before
     found = []
     for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        f = node.func
-        name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
-        if name in aliases:
+        if isinstance(node, ast.Call) and reaches(node.func):
             found.append(f"line {node.lineno}: {ast.unparse(node)[:80]}")
     return found
 
@@ -137,15 +160,85 @@ def forbidden_helper_calls(source: str, names) -> list[str]:
 # A released helper cell that answers an exercise: a mistake model that, with its default
 # arguments, computes the right result is a solution shipped to every student
 # ------------------------------------------------------------------------------------------------
-def _ways(helper):
+def _keyword_values(source: str) -> dict[str, list]:
+    """keyword -> the literal values (``kind="stable"``, ``int64=True``) passed by that keyword
+    in some call of ``source``: the values a reader of the pasted module sees to try."""
+    import ast
+
+    out: dict[str, list] = {}
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            for kw in node.keywords:
+                if kw.arg and isinstance(kw.value, ast.Constant):
+                    values = out.setdefault(kw.arg, [])
+                    if kw.value.value not in values:
+                        values.append(kw.value.value)
+    return out
+
+
+def _overrides(helper, keywords):
+    """(name, value) for each argument of ``helper`` with a default that a student could pass by
+    keyword instead: a value some call in the module passes by that keyword, or the other bool."""
+    import inspect
+
+    try:
+        params = inspect.signature(helper).parameters.values()
+    except (TypeError, ValueError):
+        return
+    for p in params:
+        if p.default is inspect.Parameter.empty or p.kind not in (
+            p.POSITIONAL_OR_KEYWORD,
+            p.KEYWORD_ONLY,
+        ):
+            continue
+        values = list(keywords.get(p.name, []))
+        if isinstance(p.default, bool):
+            values.append(not p.default)
+        seen = []
+        for v in values:
+            if v is not p.default and v != p.default and v not in seen:
+                seen.append(v)
+                yield p.name, v
+
+
+def _ways(helper, keywords=None):
     """The ways a student could call a helper as their answer: on the answer's own arguments,
     or on a Case built from them (with or without a ``want``), every other argument left at its
-    default."""
+    default, or one of them given by keyword (:func:`_overrides`, from ``keywords``, the
+    :func:`_keyword_values` of the module)."""
     from autograder.checks.judges import Case
 
-    yield "f(*args)", lambda *a, **k: helper(*a, **k)
-    yield "f(Case(args))", lambda *a, **k: helper(Case("a student's call", a, k))
-    yield "f(Case(args), None)", lambda *a, **k: helper(Case("a student's call", a, k), None)
+    def forms(extra):
+        def case(a, k):
+            return Case("a student's call", a, k)
+
+        yield "f(*args{})", lambda *a, **k: helper(*a, **{**k, **extra})
+        yield "f(Case(args){})", lambda *a, **k: helper(case(a, k), **extra)
+        yield "f(Case(args), None{})", lambda *a, **k: helper(case(a, k), None, **extra)
+
+    for how, answer in forms({}):
+        yield how.format(""), answer
+    for name, value in _overrides(helper, keywords or {}):
+        for how, answer in forms({name: value}):
+            yield how.format(f", {name}={value!r}"), answer
+
+
+def _helpers(mod) -> list:
+    """(name, function) for each function of a pasted module a student can call: those it
+    defines, under every name it binds them to (``f = _backward_as``, an alias of one imported
+    ``as`` another name) but tried once, and each ``functools.partial`` of one."""
+    import functools
+    import inspect
+
+    out, seen = [], set()
+    for n, f in vars(mod).items():
+        target = f.func if isinstance(f, functools.partial) else f
+        if not (inspect.isfunction(target) and target.__module__ == mod.__name__):
+            continue
+        if id(f) not in seen:
+            seen.add(id(f))
+            out.append((n, f))
+    return out
 
 
 def _shown_cases(assignment):
@@ -176,22 +269,25 @@ def helpers_that_answer(assignment: str) -> list[str]:
         return not message or mistake_id(message) == WRONG_DTYPE.name
 
     mod = importlib.import_module(f"autograder.checks.public.ch{assignment[:2]}")
-    helpers = [
-        (n, f)
-        for n, f in vars(mod).items()
-        if inspect.isfunction(f) and f.__module__ == mod.__name__
-    ]
+    try:
+        source = inspect.getsource(mod)
+    except (OSError, TypeError):  # a module made from a string states its source
+        source = getattr(mod, "__source__", "")
+    keywords = _keyword_values(source)
     found = []
     for fname, items in _shown_cases(assignment).items():
         wants = [outcome_of(check.reference(), case, companion_too=False) for check, case in items]
-        for hname, helper in helpers:
-            for how, answer in _ways(helper):
+        for hname, helper in _helpers(mod):
+            for how, answer in _ways(helper, keywords):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    passes = all(
-                        right(check, case, answer, want)
-                        for (check, case), want in zip(items, wants, strict=True)
-                    )
+                    try:
+                        passes = all(
+                            right(check, case, answer, want)
+                            for (check, case), want in zip(items, wants, strict=True)
+                        )
+                    except Exception:  # noqa: BLE001 - a call that breaks the judge answers nothing
+                        passes = False
                 if passes:
                     found.append(f"{hname} as {fname}, called {how}")
     return found

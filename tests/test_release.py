@@ -310,3 +310,78 @@ def test_no_released_helper_answers_a_graded_function(assignment):
     from .leaks import helpers_that_answer
 
     assert not helpers_that_answer(assignment)
+
+
+# A pasted module whose helpers answer embedding_backward only when called with a keyword
+# argument or through an alias: the default-argument calls of the old scan pass none of them.
+_PLANTED_HELPERS = '''
+import functools
+
+import numpy as np
+
+
+def _backward_as(ids, g, V, kind="last", accumulate=False):
+    """dE for ids and grads: overwritten (the last or the first write of a repeated id survives),
+    or summed with accumulate=True or kind="add"."""
+    ids = np.asarray(ids).reshape(-1)
+    g = np.asarray(g, np.float64).reshape(ids.size, -1)
+    out = np.zeros((V, g.shape[1]))
+    if accumulate or kind == "add":
+        np.add.at(out, ids, g)
+    elif kind == "last":
+        out[ids] = g
+    else:
+        out[ids[::-1]] = g[::-1]
+    return out
+
+
+def _doubled(case, want):
+    """A model that is no answer itself but shows the keyword kind="add"."""
+    return 2 * _backward_as(*case.args, kind="add")
+
+
+_summed = functools.partial(_backward_as, accumulate=True)
+_alias = _backward_as
+'''
+
+
+def test_helper_scan_tries_keyword_arguments_and_aliases(monkeypatch):
+    """The scan of released helpers calls each with a keyword value the module shows (or the
+    other bool) and tries functools.partial aliases: a planted module whose _backward_as answers
+    embedding_backward only so is reported, its wrong model _doubled is not."""
+    import importlib
+    import types
+
+    from .leaks import _shown_cases, helpers_that_answer
+
+    name = "autograder.checks.public.ch02"
+    importlib.import_module(name)  # the real one and the checks first: their judges come from it
+    assert _shown_cases("02_sparse_backward")["embedding_backward"]
+    planted = types.ModuleType(name)
+    planted.__source__ = _PLANTED_HELPERS
+    exec(compile(_PLANTED_HELPERS, "<planted>", "exec"), planted.__dict__)
+    monkeypatch.setitem(sys.modules, name, planted)
+    found = helpers_that_answer("02_sparse_backward")
+    assert "_backward_as as embedding_backward, called f(*args, kind='add')" in found, found
+    assert "_backward_as as embedding_backward, called f(*args, accumulate=True)" in found, found
+    assert "_summed as embedding_backward, called f(*args)" in found, found
+    assert not [f for f in found if f.startswith(("_doubled", "_alias"))], found
+
+
+def test_forbidden_call_scan_follows_aliases_and_keyword_calls():
+    """Calls of svd through an assigned alias (and an alias of it), a partial, getattr, a module
+    imported under another name, with keyword arguments: each is found, and no other call."""
+    planted = (
+        "import functools\n"
+        "import numpy.linalg as la\n"
+        "g = la.svd\n"
+        "h = g\n"
+        "h(M, full_matrices=False)\n"
+        "la.svd(a=M)\n"
+        "p = functools.partial(la.svd, full_matrices=False)\n"
+        "p(M)\n"
+        'getattr(la, "svd")(M)\n'
+        "la.qr(M)\n"
+    )
+    found = forbidden_helper_calls(planted, {"svd"})
+    assert [f.split(":")[0] for f in found] == ["line 5", "line 6", "line 8", "line 9"], found
