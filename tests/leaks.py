@@ -281,13 +281,10 @@ def helpers_that_answer(assignment: str) -> list[str]:
             for how, answer in _ways(helper, keywords):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    try:
-                        passes = all(
-                            right(check, case, answer, want)
-                            for (check, case), want in zip(items, wants, strict=True)
-                        )
-                    except Exception:  # noqa: BLE001 - a call that breaks the judge answers nothing
-                        passes = False
+                    passes = all(
+                        right(check, case, answer, want)
+                        for (check, case), want in zip(items, wants, strict=True)
+                    )
                 if passes:
                     found.append(f"{hname} as {fname}, called {how}")
     return found
