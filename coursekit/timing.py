@@ -626,9 +626,10 @@ def _finish(ax, ylabel: str, xlabel: str, logx: bool) -> None:
     ax.grid(True, which="both", alpha=0.3)
 
 
-def plot(result, xlabel: str, title: str, logx: bool = True, names=None):
+def plot(result, xlabel: str, title: str, logx: bool = True, names=None, offsets=None):
     """Two panels: seconds per call of every method, and each method / the baseline (the first
-    method); solid lines with markers are measured, dashed lines predicted by the model."""
+    method); solid lines with markers are measured, dashed lines predicted by the model.
+    offsets: {name: (dx, dy)} in points, for labels the alternating default would overlap."""
     import matplotlib.pyplot as plt
 
     xs, labels = result["xs"], result["labels"]
@@ -651,7 +652,8 @@ def plot(result, xlabel: str, title: str, logx: bool = True, names=None):
             (xs[i], result["predicted"][labels[0]][i] * 1e3),
             fontsize=7,
             rotation=30,
-            xytext=(3, -12 if i % 2 == 0 else 6),  # alternate below/above: close x's overlap
+            # alternate below/above: close x's overlap; offsets move the ones that still do
+            xytext=(offsets or {}).get(name, (3, -12 if i % 2 == 0 else 6)),
             textcoords="offset points",
         )
     _finish(ax_t, "milliseconds per call (log)", xlabel, logx)
@@ -661,13 +663,15 @@ def plot(result, xlabel: str, title: str, logx: bool = True, names=None):
 
 
 @skip_under_nbgrader
-def run_chapter(xs, methods, xname: str, xlabel: str, title: str, names=None, **sweep_args):
+def run_chapter(
+    xs, methods, xname: str, xlabel: str, title: str, names=None, offsets=None, **sweep_args
+):
     """Every chapter's timing(): sweep and calibrate, plot, print the calibration, the achieved
     rates, the predicted and measured ratios, and what was not timed."""
     import matplotlib.pyplot as plt
 
     result = sweep(xs, methods, **sweep_args)
-    plot(result, xlabel, title, names=names)
+    plot(result, xlabel, title, names=names, offsets=offsets)
     plt.show()
     print(calibration_line(result))
     print(achieved_table(result, xname))
