@@ -638,7 +638,8 @@ def update_judge(case, got, want):
     mistake = getattr(message, "mistake", "")
     if mistake in PART_A_TOO:
         own = _part_a_right(got, want)
-        return Diagnosis(f"{message} {PART_A_TOO[mistake][own]}", mistake)
+        stop = "" if str(message).rstrip().endswith(".") else "."
+        return Diagnosis(f"{message}{stop} {PART_A_TOO[mistake][own]}", mistake)
     return message
 
 
