@@ -20,9 +20,11 @@ import pytest
 
 from autograder.checks import harness
 from autograder.checks.framework import Case
-from autograder.checks.judges import Outcome, common_problems
+from autograder.checks.judges import Outcome, common_problems, outcome_of
 from autograder.grade import exchange
 from autograder.grade.sandbox import OutputCap, _to_output
+
+A8 = "08_capstone"
 
 
 def _kernel_ns():
@@ -122,6 +124,34 @@ def test_a_whole_companion_brings_back_every_element_of_the_return(tmp_path):
     out_json.write_text(json.dumps(result))
     with pytest.raises(exchange.HarnessError, match="malformed"):
         exchange.read_outcomes([case], out_json, out_npz)
+
+
+def test_an_in_place_companion_brings_back_the_arguments_it_changes(tmp_path):
+    """The capstone's train_step_ cases ask for the student's own sparse_adam_step_, which
+    returns None: the companion brings back the arguments it changed (an output ("args", ...))."""
+    E, m = np.zeros((2, 3)), np.ones((2, 3), dtype=np.float32)
+    case = Case("with an in-place companion", (E, 2))
+    case.meta["companion"] = ("step", [(E, m, 2.0), (E, m, 0.0)], ("args", (0, 1)))
+
+    def step(E, m, k):
+        if k == 0:
+            raise ValueError("no")
+        E += k
+        m *= k
+
+    in_path, out_json, out_npz = exchange.new_paths(tmp_path)
+    exchange.write_new(in_path, exchange.encode_cases([case]))
+    user_ns = {"f": lambda E, k: k, "step": step}
+    _kernel_ns()["_course_run"](user_ns, "f", str(in_path), str(out_json), str(out_npz))
+    (got,) = exchange.read_outcomes([case], out_json, out_npz)
+    assert got.companion[1] is None
+    assert got.companion[0] == [
+        ["numpy.ndarray", "float64", [2, 3], [2.0] * 6],
+        ["numpy.ndarray", "float32", [2, 3], [2.0] * 6],
+    ]
+    # in this process too (the visible tests), and the case's own arrays are left alone
+    assert outcome_of(lambda E, k: k, case, {"step": step}).companion == got.companion
+    assert not E.any() and (m == 1).all()
 
 
 def test_a_planted_companion_that_is_not_numbers_is_refused(tmp_path):
@@ -421,3 +451,35 @@ def test_an_exception_names_the_function_it_came_from(tmp_path):
     assert "(raised in" not in common_problems(
         case[0], dataclasses.replace(got, raised_in="outer"), Outcome(), "outer"
     )
+
+
+@pytest.mark.parametrize(
+    "name,passes",
+    [
+        ("only m bias-corrected (lr / (1 - b1**t)) in sparse_adam_step_", True),
+        ("no bias correction written inline in train_step_ (a correct Part A unused)", False),
+    ],
+)
+def test_the_capstone_step_cells_judge_a_part_a_bug_through_the_kernel_as_in_process(
+    tmp_path, name, passes
+):
+    """make grade's kernel runs the student's own sparse_adam_step_ for train_step_'s arrays
+    cases as the in-process checks do: a Part A bug passes them, the same bug inline does not."""
+    from autograder import checks, samples
+
+    ns: dict = {}
+    sources = {**samples.reference_sources(A8), **samples.module(A8).MISTAKES[name].sources}
+    for src in [*samples.given_sources(A8).values(), *sources.values()]:
+        exec(compile(src, "<sample>", "exec"), ns)  # noqa: S102 - our own fixtures
+    cells = ("test_train_step_update", "test_train_step_repeated", "test_train_step_padding")
+    for gid in cells:
+        check = checks.for_assignment(A8)[gid]
+        cases = check.cases()
+        assert all("companion" in c.meta for c in cases)
+        in_path, out_json, out_npz = exchange.new_paths(tmp_path / gid)
+        (tmp_path / gid).mkdir()
+        exchange.write_new(in_path, exchange.encode_cases(cases))
+        _kernel_ns()["_course_run"](ns, check.function, str(in_path), str(out_json), str(out_npz))
+        kernel = check.verdict(exchange.read_outcomes(cases, out_json, out_npz), cases)
+        here = check.run(ns[check.function])
+        assert kernel.passed == here.passed == passes, (gid, kernel.message)

@@ -15,7 +15,10 @@ tests): compact ones for exercises 1 to 3, and the step's, whose classic mistake
 update per occurrence, t left at 1, every row updated, ...) are modelled from the expected
 arrays. A case carries what those models need besides: dL/dH at the lookup (``meta["G"]``) and,
 for the loss, the loss after the reference's step (``meta["loss_after"]``), and with a padding
-row, the sum of its positions' rows of G (``meta["g_pad"]``). Messages name the
+row, the sum of its positions' rows of G (``meta["g_pad"]``); an arrays case also asks for the
+student's own sparse_adam_step_ on the reference's touched rows and summed gradients
+(``meta["companion"]``), so that a mistake of Part A's costs test_adam alone
+(:func:`.public.ch08.inherited`). Messages name the
 mistake and the rows that differ, never the reference's values for a hidden case.
 """
 
@@ -90,6 +93,13 @@ def train(label, E, m, v, params, X, Y, t, lr=1e-2, *, graded="arrays", padding_
         after = [np.array(a) for a in (E, m, v)]
         ref.train_step_(*after, params, X, Y, t, lr, **kwargs)
         meta["loss_after"] = ref.model_grads(after[0][X], params, X, Y)[0]
+    if graded != "loss":  # the student's own sparse_adam_step_ on the reference's rows and sums
+        rows, values = ref.embedding_backward_rows(X, meta["G"])
+        if padding_idx is not None:  # the padding row left out, as the reference leaves it
+            keep = rows != padding_idx % E.shape[0]
+            rows, values = rows[keep], values[keep]
+        call = (np.array(E), np.array(m), np.array(v), rows, values, t, lr)
+        meta["companion"] = ("sparse_adam_step_", [call], ("args", (0, 1, 2)))
     return Case(
         label,
         (E, m, v, params, X, Y, t, lr),

@@ -181,10 +181,13 @@ def companion(fn, calls, whole=False) -> list:
     mistake of the graded function from one it inherits (best_dim over the student's own
     heldout_error). ``whole``: the whole return instead, per call None or one
     [type name, dtype, shape, flat values] per element (a tied gradient over the student's own
-    untied one). ``fn`` None or not callable: None for every call."""
+    untied one); ``whole`` an output of :func:`call` that grades arguments (``("args", (0, 1,
+    2))``): the whole of those arguments after the call, the same way (what an in-place step
+    that returns None leaves in E, m and v). ``fn`` None or not callable: None for every call."""
+    output = whole if isinstance(whole, (list, tuple)) else "return"
     out = []
     for args in calls:
-        r = call(fn, args, {}) if callable(fn) else {"error_type": "missing", "values": []}
+        r = call(fn, args, {}, output) if callable(fn) else {"error_type": "missing", "values": []}
         if whole:
             ok = r["error_type"] is None and r["values"]
             out.append(

@@ -82,7 +82,7 @@ def outcome_of(fn, case: Case, namespace: dict | None = None, companion_too=True
     if companion_too and "companion" in case.meta and got.error_type != "NotImplementedError":
         name, calls, *whole = case.meta["companion"]
         ns = getattr(fn, "__globals__", {}) if namespace is None else namespace
-        got.companion = companion(ns.get(name), calls, bool(whole))
+        got.companion = companion(ns.get(name), calls, whole[0] if whole else False)
     return got
 
 

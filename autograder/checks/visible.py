@@ -184,8 +184,12 @@ class Expect:
             output=output,
             meta={"shown": True, **({"arg_names": names} if names else {}), **meta},
         )
-        if name in self.companions:
-            case.meta["companion"] = self.companions[name](case)
+        if name in self.companions:  # a companion maker may take the expected outcome too
+            maker = self.companions[name]
+            wants = "want" in inspect.signature(maker).parameters
+            made = maker(case, want_outcome(want, output)) if wants else maker(case)
+            if made is not None:  # None: this case asks for no companion call
+                case.meta["companion"] = made
         got = outcome_of(fn, case)
         self.last = None
         if got.error_type is None and got.values:
@@ -208,5 +212,6 @@ def make_expect(judges: dict, mistakes=(), companions=None) -> Expect:
     second way of judging it, e.g. "embedding_backward:shape") to a judge; ``mistakes``: the
     chapter's classic mistakes (its ``MISTAKES``), whose ids must be unique; ``companions``:
     judged name -> a function of the case giving (name, calls), a second student function the
-    judge wants the results of (``Outcome.companion``)."""
+    judge wants the results of (``Outcome.companion``), or of (case, want), the expected
+    Outcome, when it has a parameter named ``want``; None where the case asks for none."""
     return Expect(judges, catalogue(mistakes), companions)

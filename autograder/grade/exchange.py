@@ -188,7 +188,7 @@ def _course_run(user_ns, fname, in_path, out_json, out_npz):
                 if case.get("companion") and out["error_type"] != "NotImplementedError":
                     cname, calls, *whole = case["companion"]
                     calls = [[_dec(a, data) for a in c] for c in calls]
-                    out["companion"] = companion(user_ns.get(cname), calls, bool(whole))
+                    out["companion"] = companion(user_ns.get(cname), calls, whole[0] if whole else False)
                 result["outcomes"].append(out)
                 result["values"].append(keys)
                 result["after"].append(after)

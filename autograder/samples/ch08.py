@@ -232,6 +232,30 @@ MISTAKES = {
         "the padding row's moments changed",
         id="padding-moments-decayed",
     ),
+    "no bias correction written inline in train_step_ (a correct Part A unused)": _mistake(
+        changed(
+            "    sparse_adam_step_(E, m, v, rows, values, t, lr)\n",
+            "    m[rows] = 0.9 * m[rows] + 0.1 * values\n"
+            "    v[rows] = 0.999 * v[rows] + 0.001 * values**2\n"
+            "    E[rows] -= lr * m[rows] / (np.sqrt(v[rows]) + 1e-8)\n",
+        ),
+        # the same mistake as Part A's step-no-bias-correction, made in train_step_ itself: the
+        # student's own (correct) sparse_adam_step_ excuses nothing
+        ARRAYS,
+        "the mistake is in train_step_ itself",
+        id="step-no-bias-correction",
+    ),
+    "only m bias-corrected inline in train_step_ (a correct Part A unused)": _mistake(
+        changed(
+            "    sparse_adam_step_(E, m, v, rows, values, t, lr)\n",
+            "    m[rows] = 0.9 * m[rows] + 0.1 * values\n"
+            "    v[rows] = 0.999 * v[rows] + 0.001 * values**2\n"
+            "    E[rows] -= lr / (1 - 0.9**t) * m[rows] / (np.sqrt(v[rows]) + 1e-8)\n",
+        ),
+        ARRAYS,
+        "only m was bias-corrected",
+        id="step-only-m-corrected",
+    ),
     "exercise 2's trap (values[slot] += g) pasted into embedding_backward_rows": Mistake(
         {
             "embedding_backward_rows": """
@@ -304,8 +328,8 @@ def sparse_adam_step_(E, m, v, ids, grad_out, t, lr=1e-3, betas=(0.9, 0.999), ep
     E[rows] -= lr / (1 - b1 ** t) * m[rows] / (np.sqrt(v[rows]) + eps)
 """
         },
-        # the step size is wrong whatever train_step_ hands it: the step's update cells too
-        fails={"test_adam", *ARRAYS},
+        # train_step_ is right for its own sparse_adam_step_: only Part A's cell charges it
+        fails={"test_adam"},
         says="only m was bias-corrected",
         id="only-m-corrected",
     ),
@@ -327,11 +351,10 @@ def sparse_adam_step_(E, m, v, ids, grad_out, t, lr=1e-3, betas=(0.9, 0.999), ep
     E[rows] -= lr * m[rows] / (np.sqrt(v[rows]) + eps)
 """
         },
-        # the step size is wrong whatever train_step_ hands it: the update cells say it comes
-        # from Part A
-        fails={"test_adam", *ARRAYS},
+        # train_step_ is right for its own sparse_adam_step_: only Part A's cell charges it
+        fails={"test_adam"},
         says="the bias correction is missing",
-        id="step-no-bias-correction",
+        id="no-bias-correction",
     ),
     "v from the sum of squares in sparse_adam_step_": Mistake(
         {
@@ -377,8 +400,8 @@ def sparse_adam_step_(E, m, v, ids, grad_out, t, lr=1e-3, betas=(0.9, 0.999), ep
     E[rows] -= lr * m_hat / (np.sqrt(v_hat) + eps)
 """
         },
-        # the step's gradients are small enough for eps to matter: the update cells see it too
-        fails={"test_adam", *ARRAYS},
+        # train_step_ is right for its own sparse_adam_step_: only Part A's cell charges it
+        fails={"test_adam"},
         says="eps was bias-corrected",
         id="eps-corrected",
     ),

@@ -28,6 +28,7 @@ from ..judges import (
     ROWS_NOT_COALESCED,
     ROWS_UNSORTED,
     WRONG_DTYPE,
+    Diagnosis,
     Mistake,
     array_judge,
     common_problems,
@@ -418,10 +419,25 @@ def _summed_per_occurrence(s):
 
 
 FROM_PART_A = (
-    "The difference comes from your Part A sparse_adam_step_ (its own test cell, test_adam, "
-    "names the same mistake): train_step_ only hands it the rows, values, t and lr, so fix "
-    "Part A and this cell follows"
+    "If your Part A sparse_adam_step_ makes it (its own test cell, test_adam, names the same "
+    "mistake), fix it there and this cell follows: train_step_ only hands it the rows, values, "
+    "t and lr."
 )
+IN_STEP = (
+    "Your own sparse_adam_step_ gets this step right on the same rows and summed gradients, so "
+    "the mistake is in train_step_ itself (an update written there, or what it hands the step)."
+)
+# the step mistakes Part A can make too: the pointer their message ends with, by whether the
+# student's own sparse_adam_step_ gets the case right (False: it may not, or it could not be run)
+PART_A_TOO = {
+    k: {False: FROM_PART_A, True: IN_STEP}
+    for k in (
+        "step-no-bias-correction",
+        "step-only-m-corrected",
+        "step-eps-inside-sqrt",
+        "step-eps-corrected",
+    )
+}
 TRAIN_T_MINUS_ONE = (
     "the step number was passed on off by one (t - 1): train_step_ is given this step's "
     "number, 1 for the first step; hand it to sparse_adam_step_ as it is (at t = 1, t - 1 = 0 "
@@ -477,8 +493,8 @@ TRAIN_MISTAKES = [
     ),
     Mistake(
         "step-no-bias-correction",
-        f"the bias correction is missing: the step size is lr * sqrt(1 - b2**t) / (1 - b1**t), "
-        f"not lr. {FROM_PART_A}",
+        "the bias correction is missing: the step size is lr * sqrt(1 - b2**t) / (1 - b1**t), "
+        "not lr",
         lambda s: s.scaled(s.lr / _step_size(s.lr, s.t)),
     ),
     Mistake(
@@ -500,8 +516,7 @@ TRAIN_MISTAKES = [
     ),
     Mistake(
         "step-only-m-corrected",
-        f"{ONLY_M} (in your Part A sparse_adam_step_, or wherever train_step_ computes the "
-        "step: if test_adam fails too, fix Part A and this cell follows)",
+        ONLY_M,
         lambda s: s.scaled(_only_m(s)) if B1**s.t > 1e-4 else None,
     ),
     Mistake(
@@ -514,12 +529,12 @@ TRAIN_MISTAKES = [
 TRAIN_MISTAKES += [
     Mistake(
         "step-eps-inside-sqrt",
-        f"{EPS_INSIDE_SQRT.message} (in your Part A sparse_adam_step_: its own test cell, test_adam, names it too; fix it there)",
+        EPS_INSIDE_SQRT.message,
         lambda s: s.eps_moved("inside"),
     ),
     Mistake(
         "step-eps-corrected",
-        f"{EPS_CORRECTED.message} (in your Part A sparse_adam_step_: its own test cell, test_adam, names it too; fix it there)",
+        EPS_CORRECTED.message,
         lambda s: s.eps_moved("corrected"),
     ),
 ]
@@ -550,9 +565,82 @@ def _step_error(case, got):
     return None
 
 
+def step_companion(case, want=None):
+    """The call of the student's own sparse_adam_step_ a train_step_ arrays case asks for
+    (Outcome.companion: the E, m and v it leaves): (E, m, v, rows, values, t, lr), the rows the
+    batch touches (the padding row left out, as the reference leaves it) and their summed
+    gradients, from ``meta["G"]`` (dL/dH at the lookup) or else read back from the expected first
+    moment; None for a loss case, or where neither is known."""
+    if case.output == "return":
+        return None
+    names = ["E", "m", "v", "params", "X", "Y", "t", "lr", "padding_idx"]
+    given = {"lr": LR, "padding_idx": None, **dict(zip(names, case.args, strict=False))}
+    given.update(case.kwargs)
+    E, m, v, X, t, lr = (given[k] for k in ("E", "m", "v", "X", "t", "lr"))
+    flat, E = _flat(X), np.asarray(E)
+    keep = np.ones(flat.size, dtype=bool)
+    if given["padding_idx"] is not None:
+        keep = flat != int(given["padding_idx"]) % E.shape[0]
+    rows = np.unique(flat[keep])
+    G = case.meta.get("G")
+    if G is not None:
+        G = np.asarray(G, dtype=np.float64).reshape(flat.size, -1)[keep]
+        values = np.zeros((rows.size, G.shape[1]))
+        np.add.at(values, np.searchsorted(rows, flat[keep]), G)
+    elif want is not None and want.error_type is None and len(want.values) == 3:
+        m1, m0 = want.values[1].astype(np.float64), np.asarray(m, dtype=np.float64)
+        values = ((m1 - B1 * m0) / (1 - B1))[rows]
+    else:
+        return None
+    return (ADAM, [(E, m, v, rows, values.astype(E.dtype), t, lr)], ("args", (0, 1, 2)))
+
+
+def _own_step(got):
+    """The E, m, v the student's own sparse_adam_step_ left on the companion call, or None."""
+    own = (got.companion or [None])[0]
+    if not own or len(own) != 3:
+        return None
+    return [np.asarray(f, dtype=np.float64).reshape(sh) for _, _, sh, f in own]
+
+
+def inherited(case, got, want) -> bool:
+    """train_step_ left the E, m and v that the student's own sparse_adam_step_ leaves on the
+    case's touched rows and summed gradients (got.companion): train_step_ is right for its own
+    Part A, and what differs from the expected step is Part A's, charged once, by test_adam. A
+    train_step_ wrong in its own right (an inline step, the padding row, ...) differs from that."""
+    own = _own_step(got)
+    if own is None or got.error_type is not None or got.modified or len(got.values) != 3:
+        return False
+    dtype = want.values[0].dtype
+    return all(
+        g.dtype == w.dtype and g.shape == o.shape and near(g, o, dtype)
+        for g, o, w in zip(got.values, own, want.values, strict=True)
+    )
+
+
+def _part_a_right(got, want) -> bool:
+    """The student's own sparse_adam_step_ gives the expected step on the case's rows."""
+    own = _own_step(got)
+    dtype = want.values[0].dtype if want.values else np.float64
+    return own is not None and all(
+        o.shape == w.shape and near(o, w, dtype) for o, w in zip(own, want.values, strict=True)
+    )
+
+
 def update_judge(case, got, want):
-    """The E, m and v train_step_ leaves (output ("args", (0, 1, 2)))."""
-    return _step_error(case, got) or _update_values(case, got, want)
+    """The E, m and v train_step_ leaves (output ("args", (0, 1, 2))); passes when they are what
+    the student's own sparse_adam_step_ gives on the case (:func:`inherited`)."""
+    message = _step_error(case, got) or _update_values(case, got, want)
+    if not message or want.error_type is not None:
+        return message
+    if inherited(case, got, want):
+        return None
+    mistake = getattr(message, "mistake", "")
+    if mistake in PART_A_TOO:
+        own = _part_a_right(got, want)
+        stop = "" if str(message).rstrip().endswith(".") else "."
+        return Diagnosis(f"{message}{stop} {PART_A_TOO[mistake][own]}", mistake)
+    return message
 
 
 def loss_judge(case, got, want):
@@ -624,4 +712,5 @@ MISTAKES += [STEP_NOT_IN_PLACE, LOSS_AFTER]
 
 JUDGES = {FWD: forward_judge, ROWS: rows_judge, ADAM: adam_judge, STEP: train_step_judge}
 JUDGES[f"{STEP}:wired"] = wired_update_judge
-expect = make_expect(JUDGES, MISTAKES)
+STEP_COMPANIONS = {STEP: step_companion, f"{STEP}:wired": step_companion}
+expect = make_expect(JUDGES, MISTAKES, STEP_COMPANIONS)
