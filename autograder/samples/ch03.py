@@ -18,6 +18,8 @@ ALL = {
 # The one cell with repeated ids: the other cells use distinct ids, so a repeated-id mistake
 # costs this cell alone.
 REPEATS = {"test_adam_repeated"}
+# The cell about the step size: the other cells excuse a step-size mistake (m and v right).
+BIAS = {"test_adam_bias_and_eps"}
 
 HEAD = """
 import numpy as np
@@ -160,7 +162,7 @@ MISTAKES = {
     v[rows] = b2 * v[rows] + (1 - b2) * g ** 2
     E[rows] -= lr * m[rows] / (np.sqrt(v[rows]) + eps)
 """,
-        ALL,
+        BIAS,
         "the bias correction is missing",
         id="no-bias-correction",
     ),
@@ -175,7 +177,7 @@ MISTAKES = {
     v[rows] = b2 * v[rows] + (1 - b2) * g ** 2
     E[rows] -= lr / (1 - b1 ** t) * m[rows] / (np.sqrt(v[rows]) + eps)
 """,
-        ALL,
+        BIAS,
         "only m was bias-corrected",
         id="only-m-corrected",
     ),
@@ -315,7 +317,7 @@ MISTAKES = {
     np.add.at(g, slot.ravel(), np.reshape(grad_out, (flat.size, E.shape[1])))
 """
         + UPDATE,
-        ALL,
+        BIAS,
         "the step number is off by one (t + 1 used)",
         id="t-plus-one",
     ),
