@@ -291,7 +291,7 @@ MISTAKES = {
     E = E - step
     return E
 """,
-        ALL,
+        {"test_adam_in_place"},  # the other cells grade the E it returns
         "the caller's arrays did not change",
         id="not-in-place",
     ),

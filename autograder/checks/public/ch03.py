@@ -14,6 +14,8 @@ predict (any value is accepted there), or None for a case it cannot occur in.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ..compare import close, differing_rows, fmt, shown, tolerance
@@ -458,12 +460,52 @@ def excusing(judge, excused=STEP_SIZE_MISTAKES):
     return wrapped
 
 
-bias_judge = adam_judge  # test_adam_bias_and_eps: charges every mistake
+def returned_companion(case):
+    """The second call every case asks for (Outcome.companion, the whole return): the same
+    arguments, positionally, for what the function returns. An answer that is not in place
+    (`E = E - ...; return E`) is charged by test_adam_in_place alone; the other cells grade the
+    arrays it returns."""
+    a = _inputs(case)
+    return (STEP, [tuple(a[n] for n in NAMES)], "whole")
+
+
+def _returned_arrays(got):
+    """[E, m, v] with what the companion call returned in place of the caller's arrays: three
+    arrays (E, m, v), or one (E; m and v as the graded call left them); None otherwise."""
+    own = (got.companion or [None])[0]
+    if not own or len(own) not in (1, 3) or len(got.values) != 3:
+        return None
+    back = [np.asarray(f, dtype=np.float64).astype(dt).reshape(sh) for _, dt, sh, f in own]
+    return back + list(got.values[len(back) :])
+
+
+def grading_returned(judge):
+    """``judge`` for a cell that is not about working in place: where the caller's arrays did
+    not change (not-in-place) but the function returns its new E (or E, m, v), those are
+    graded instead; where it returns nothing, the message stays (there is nothing to grade)."""
+
+    def wrapped(case, got, want):
+        msg = judge(case, got, want)
+        if mistake_id(msg) != "not-in-place":
+            return msg
+        back = _returned_arrays(got)
+        if back is None:
+            return msg
+        again = judge(case, dataclasses.replace(got, values=back, companion=None), want)
+        return msg if mistake_id(again) == "not-in-place" else again
+
+    wrapped.__doc__ = judge.__doc__
+    return wrapped
+
+
+# test_adam_bias_and_eps charges the step-size mistakes; test_adam_in_place not-in-place.
+bias_judge = grading_returned(adam_judge)
+_in_place_values = excusing(adam_judge)
 adam_judge = excusing(bias_judge)
 
 
 def in_place_judge(case, got, want):
-    msg = adam_judge(case, got, want)
+    msg = _in_place_values(case, got, want)
     if msg:
         return msg
     if not got.returned_none:
@@ -476,4 +518,4 @@ def in_place_judge(case, got, want):
 
 
 JUDGES = {STEP: adam_judge, f"{STEP}:bias": bias_judge, f"{STEP}:in_place": in_place_judge}
-expect = make_expect(JUDGES, MISTAKES)
+expect = make_expect(JUDGES, MISTAKES, companions=dict.fromkeys(JUDGES, returned_companion))
