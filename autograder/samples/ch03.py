@@ -321,6 +321,21 @@ MISTAKES = {
         "the step number is off by one (t + 1 used)",
         id="t-plus-one",
     ),
+    "betas hardcoded (the betas argument ignored)": _mistake(
+        """
+    flat = np.ravel(ids)
+    rows, slot = np.unique(flat, return_inverse=True)
+    g = np.zeros((rows.size, E.shape[1]), dtype=E.dtype)
+    np.add.at(g, slot.ravel(), np.reshape(grad_out, (flat.size, E.shape[1])))
+    b1, b2 = 0.9, 0.999                        # the usual values, not the ones given
+    m[rows] = b1 * m[rows] + (1 - b1) * g
+    v[rows] = b2 * v[rows] + (1 - b2) * g ** 2
+    E[rows] -= lr * (1 - b2 ** t) ** 0.5 / (1 - b1 ** t) * m[rows] / (np.sqrt(v[rows]) + eps)
+""",
+        BIAS,
+        "the betas given were not used",
+        id="betas-ignored",
+    ),
     "t off by one (t - 1)": _mistake(
         """
     t = t - 1                                  # "steps taken before this one"

@@ -231,6 +231,18 @@ def _only_m_corrected(p):
     return p.scaled(p.lr / (1 - p.b1**p.t) / p.alpha(p.t))
 
 
+@_model(lambda c: tuple(float(b) for b in _inputs(c)["betas"]) != DEFAULTS["betas"])
+def _betas_ignored(p):
+    """The betas argument ignored: (0.9, 0.999) hardcoded in the moments and the step size."""
+    b1, b2 = DEFAULTS["betas"]
+    E, m, v = p.E0.copy(), p.m1.copy(), p.v1.copy()
+    r = p.rows
+    m[r] = b1 * p.m0[r] + (1 - b1) * p.g_hat[r]
+    v[r] = b2 * p.v0[r] + (1 - b2) * p.g_hat[r] ** 2
+    E[r] -= _step_size(p.lr, b1, b2, p.t) * m[r] / (np.sqrt(v[r]) + p.eps)
+    return [E, m, v]
+
+
 def _eps_model(kind):
     @_model()
     def model(p):
@@ -341,6 +353,12 @@ ADAM_MISTAKES = [
         _t_model(+1),
     ),
     T_MINUS,
+    Mistake(
+        "betas-ignored",
+        "the betas given were not used: (0.9, 0.999) are only the defaults; take b1, b2 = betas "
+        "and use them in the moments and in the step size",
+        _betas_ignored,
+    ),
     Mistake(
         "per-row-t",
         "a row touched for the first time was bias-corrected as if t were 1: a step counter per "
