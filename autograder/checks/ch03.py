@@ -25,7 +25,7 @@ from .data import table as _table
 from .data import zero_moments as zeros3
 from .data import zipf as _zipf
 from .framework import Case, checks_for
-from .public.ch03 import NAMES, STEP, adam_judge, in_place_judge
+from .public.ch03 import NAMES, STEP, adam_judge, bias_judge, in_place_judge, returned_companion
 
 A = "03_fancy_indexing_trap"
 check = checks_for(A)
@@ -74,10 +74,26 @@ def untouched_fresh(cases_fn):
     return cases
 
 
+def returning(cases_fn):
+    """Every case also asks for what the function returns on the same arguments (a second call,
+    public.ch03.returned_companion): a cell other than test_adam_in_place grades the arrays an
+    answer that is not in place returns."""
+
+    def cases():
+        out = cases_fn()
+        for case in out:
+            case.meta["companion"] = returned_companion(case)
+        return out
+
+    cases.__doc__ = cases_fn.__doc__
+    return cases
+
+
 # ------------------------------------------------------------------------------------------
 # Cases
 # ------------------------------------------------------------------------------------------
 @check("test_adam_in_place", STEP, in_place_judge)
+@returning
 @untouched_fresh
 def adam_in_place():
     """sparse_adam_step_: E, m and v change in place and the function returns None"""
@@ -97,6 +113,7 @@ def adam_in_place():
 
 
 @check("test_adam_first_step", STEP, adam_judge)
+@returning
 @untouched_fresh
 def adam_first_step():
     """sparse_adam_step_: distinct ids, the first step from zero moments (and the defaults)"""
@@ -180,6 +197,7 @@ def _repeated_in_other_settings():
 
 
 @check("test_adam_repeated", STEP, adam_judge)
+@returning
 @untouched_fresh
 def adam_repeated():
     """sparse_adam_step_: a repeated id gets one update with the sum of its gradients"""
@@ -230,6 +248,7 @@ def adam_repeated():
 
 
 @check("test_adam_lazy", STEP, adam_judge)
+@returning
 def adam_lazy():
     """sparse_adam_step_: untouched rows of E, m and v stay exactly as they were (lazy Adam)"""
     ids = _distinct(8, 40, 330)
@@ -263,7 +282,8 @@ def adam_lazy():
     ]
 
 
-@check("test_adam_bias_and_eps", STEP, adam_judge)
+@check("test_adam_bias_and_eps", STEP, bias_judge)
+@returning
 @untouched_fresh
 def adam_bias_and_eps():
     """sparse_adam_step_: the bias corrections use the table's t, eps is added to sqrt(v)"""
@@ -311,6 +331,7 @@ def adam_bias_and_eps():
 
 
 @check("test_adam_shapes_and_edges", STEP, adam_judge)
+@returning
 @untouched_fresh
 def adam_shapes_and_edges():
     """sparse_adam_step_: ids of any shape (2-D, 3-D, 0-d, empty), V = 1, narrow integer ids"""
@@ -359,6 +380,7 @@ def adam_shapes_and_edges():
 
 
 @check("test_adam_float32_and_inputs", STEP, adam_judge)
+@returning
 @untouched_fresh
 def adam_float32_and_inputs():
     """sparse_adam_step_: float32 arrays stay float32, and ids and grad_out are not modified"""

@@ -18,6 +18,8 @@ ALL = {
 # The one cell with repeated ids: the other cells use distinct ids, so a repeated-id mistake
 # costs this cell alone.
 REPEATS = {"test_adam_repeated"}
+# The cell about the step size: the other cells excuse a step-size mistake (m and v right).
+BIAS = {"test_adam_bias_and_eps"}
 
 HEAD = """
 import numpy as np
@@ -160,7 +162,7 @@ MISTAKES = {
     v[rows] = b2 * v[rows] + (1 - b2) * g ** 2
     E[rows] -= lr * m[rows] / (np.sqrt(v[rows]) + eps)
 """,
-        ALL,
+        BIAS,
         "the bias correction is missing",
         id="no-bias-correction",
     ),
@@ -175,7 +177,7 @@ MISTAKES = {
     v[rows] = b2 * v[rows] + (1 - b2) * g ** 2
     E[rows] -= lr / (1 - b1 ** t) * m[rows] / (np.sqrt(v[rows]) + eps)
 """,
-        ALL,
+        BIAS,
         "only m was bias-corrected",
         id="only-m-corrected",
     ),
@@ -289,7 +291,7 @@ MISTAKES = {
     E = E - step
     return E
 """,
-        ALL,
+        {"test_adam_in_place"},  # the other cells grade the E it returns
         "the caller's arrays did not change",
         id="not-in-place",
     ),
@@ -315,9 +317,24 @@ MISTAKES = {
     np.add.at(g, slot.ravel(), np.reshape(grad_out, (flat.size, E.shape[1])))
 """
         + UPDATE,
-        ALL,
+        BIAS,
         "the step number is off by one (t + 1 used)",
         id="t-plus-one",
+    ),
+    "betas hardcoded (the betas argument ignored)": _mistake(
+        """
+    flat = np.ravel(ids)
+    rows, slot = np.unique(flat, return_inverse=True)
+    g = np.zeros((rows.size, E.shape[1]), dtype=E.dtype)
+    np.add.at(g, slot.ravel(), np.reshape(grad_out, (flat.size, E.shape[1])))
+    b1, b2 = 0.9, 0.999                        # the usual values, not the ones given
+    m[rows] = b1 * m[rows] + (1 - b1) * g
+    v[rows] = b2 * v[rows] + (1 - b2) * g ** 2
+    E[rows] -= lr * (1 - b2 ** t) ** 0.5 / (1 - b1 ** t) * m[rows] / (np.sqrt(v[rows]) + eps)
+""",
+        BIAS,
+        "the betas given were not used",
+        id="betas-ignored",
     ),
     "t off by one (t - 1)": _mistake(
         """

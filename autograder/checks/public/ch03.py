@@ -14,6 +14,8 @@ predict (any value is accepted there), or None for a case it cannot occur in.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ..compare import close, differing_rows, fmt, shown, tolerance
@@ -25,6 +27,7 @@ from ..judges import (
     eps_moved_factor,
     explains,
     in_place_problem,
+    mistake_id,
 )
 from ..visible import make_expect
 
@@ -228,6 +231,18 @@ def _only_m_corrected(p):
     return p.scaled(p.lr / (1 - p.b1**p.t) / p.alpha(p.t))
 
 
+@_model(lambda c: tuple(float(b) for b in _inputs(c)["betas"]) != DEFAULTS["betas"])
+def _betas_ignored(p):
+    """The betas argument ignored: (0.9, 0.999) hardcoded in the moments and the step size."""
+    b1, b2 = DEFAULTS["betas"]
+    E, m, v = p.E0.copy(), p.m1.copy(), p.v1.copy()
+    r = p.rows
+    m[r] = b1 * p.m0[r] + (1 - b1) * p.g_hat[r]
+    v[r] = b2 * p.v0[r] + (1 - b2) * p.g_hat[r] ** 2
+    E[r] -= _step_size(p.lr, b1, b2, p.t) * m[r] / (np.sqrt(v[r]) + p.eps)
+    return [E, m, v]
+
+
 def _eps_model(kind):
     @_model()
     def model(p):
@@ -339,6 +354,12 @@ ADAM_MISTAKES = [
     ),
     T_MINUS,
     Mistake(
+        "betas-ignored",
+        "the betas given were not used: (0.9, 0.999) are only the defaults; take b1, b2 = betas "
+        "and use them in the moments and in the step size",
+        _betas_ignored,
+    ),
+    Mistake(
         "per-row-t",
         "a row touched for the first time was bias-corrected as if t were 1: a step counter per "
         "row. SparseAdam keeps one step counter per table (the t you are given), even for rows "
@@ -438,8 +459,71 @@ def adam_judge(case, got, want):
     return None
 
 
+# The step-size mistakes: m and v right, E's step scaled. test_adam_bias_and_eps is the cell about
+# the step size (bias corrections, t, eps), so it alone charges them; every other cell excuses a
+# wrong answer that one of them explains exactly (every array it left is the expected one or the
+# mistake's), since what that cell is about (in place, repeats, laziness, shapes, dtypes) is right.
+STEP_SIZE_MISTAKES = {"no-bias-correction", "only-m-corrected", "t-plus-one"}
+
+
+def excusing(judge, excused=STEP_SIZE_MISTAKES):
+    """``judge`` for a cell that is not about the step size: a wrong answer that a mistake of
+    ``excused`` explains is charged by test_adam_bias_and_eps, not here."""
+
+    def wrapped(case, got, want):
+        msg = judge(case, got, want)
+        return None if msg and mistake_id(msg) in excused else msg
+
+    wrapped.__doc__ = judge.__doc__
+    return wrapped
+
+
+def returned_companion(case):
+    """The second call every case asks for (Outcome.companion, the whole return): the same
+    arguments, positionally, for what the function returns. An answer that is not in place
+    (`E = E - ...; return E`) is charged by test_adam_in_place alone; the other cells grade the
+    arrays it returns."""
+    a = _inputs(case)
+    return (STEP, [tuple(a[n] for n in NAMES)], "whole")
+
+
+def _returned_arrays(got):
+    """[E, m, v] with what the companion call returned in place of the caller's arrays: three
+    arrays (E, m, v), or one (E; m and v as the graded call left them); None otherwise."""
+    own = (got.companion or [None])[0]
+    if not own or len(own) not in (1, 3) or len(got.values) != 3:
+        return None
+    back = [np.asarray(f, dtype=np.float64).astype(dt).reshape(sh) for _, dt, sh, f in own]
+    return back + list(got.values[len(back) :])
+
+
+def grading_returned(judge):
+    """``judge`` for a cell that is not about working in place: where the caller's arrays did
+    not change (not-in-place) but the function returns its new E (or E, m, v), those are
+    graded instead; where it returns nothing, the message stays (there is nothing to grade)."""
+
+    def wrapped(case, got, want):
+        msg = judge(case, got, want)
+        if mistake_id(msg) != "not-in-place":
+            return msg
+        back = _returned_arrays(got)
+        if back is None:
+            return msg
+        again = judge(case, dataclasses.replace(got, values=back, companion=None), want)
+        return msg if mistake_id(again) == "not-in-place" else again
+
+    wrapped.__doc__ = judge.__doc__
+    return wrapped
+
+
+# test_adam_bias_and_eps charges the step-size mistakes; test_adam_in_place not-in-place.
+bias_judge = grading_returned(adam_judge)
+_in_place_values = excusing(adam_judge)
+adam_judge = excusing(bias_judge)
+
+
 def in_place_judge(case, got, want):
-    msg = adam_judge(case, got, want)
+    msg = _in_place_values(case, got, want)
     if msg:
         return msg
     if not got.returned_none:
@@ -451,5 +535,5 @@ def in_place_judge(case, got, want):
     return None
 
 
-JUDGES = {STEP: adam_judge, f"{STEP}:in_place": in_place_judge}
-expect = make_expect(JUDGES, MISTAKES)
+JUDGES = {STEP: adam_judge, f"{STEP}:bias": bias_judge, f"{STEP}:in_place": in_place_judge}
+expect = make_expect(JUDGES, MISTAKES, companions=dict.fromkeys(JUDGES, returned_companion))
