@@ -345,6 +345,58 @@ def untied_bigram_loss_grad(E_in, W_out, x, y):
         says="not averaged over N",
         id="untied-grad-not-averaged",
     ),
+    # The log-sum-exp without its shift: the loss is +inf and exp(z - lse) = 0 leaves the
+    # gradients finite but wrong (only their -onehot(y) term): graded by the large-logit cell.
+    "log-sum-exp without the maximum (untied)": Mistake(
+        {
+            "untied_bigram_loss_grad": """
+import numpy as np
+
+def untied_bigram_loss_grad(E_in, W_out, x, y):
+    N = len(x)
+    H = E_in[x]
+    Z = H @ W_out.T
+    lse = np.log(np.exp(Z).sum(axis=1))   # no maximum subtracted: inf for large logits
+    loss = float(np.mean(lse - Z[np.arange(N), y]))
+    D = np.exp(Z - lse[:, None])
+    D[np.arange(N), y] -= 1
+    D /= N
+    dE_in = np.zeros_like(E_in)
+    np.add.at(dE_in, x, D @ W_out)
+    return loss, dE_in, D.T @ H
+""",
+        },
+        fails={"test_untied_large_logits"},
+        says="no maximum was subtracted before exp in the log-sum-exp",
+        id="naive-softmax",
+    ),
+    # Two form mistakes, each graded by its own cells (not the large-logit cell: a float32 loss
+    # is compared there at float32's precision).
+    "numpy float32 loss and float64 gradients (untied)": Mistake(
+        {
+            "untied_bigram_loss_grad": """
+import numpy as np
+
+def untied_bigram_loss_grad(E_in, W_out, x, y):
+    N = len(x)
+    H = E_in[x].astype(np.float64)
+    W = W_out.astype(np.float64)
+    Z = H @ W.T
+    Z = Z - Z.max(axis=1, keepdims=True)
+    lse = np.log(np.exp(Z).sum(axis=1))
+    loss = np.float32(np.mean(lse - Z[np.arange(N), y]))   # not a Python float
+    D = np.exp(Z - lse[:, None])
+    D[np.arange(N), y] -= 1
+    D /= N
+    dE_in = np.zeros(E_in.shape)
+    np.add.at(dE_in, x, D @ W)
+    return loss, dE_in, D.T @ H      # float64, whatever the tables' dtype
+""",
+        },
+        fails={"test_untied_loss"} | UNTIED_GRADS,
+        says="float",  # "a Python float" in the loss cell, "expected float32" in the others
+        id="loss-not-float",
+    ),
     "log of an underflowed softmax (untied)": Mistake(
         {
             "untied_bigram_loss_grad": """
