@@ -397,6 +397,49 @@ def untied_bigram_loss_grad(E_in, W_out, x, y):
         says="float",  # "a Python float" in the loss cell, "expected float32" in the others
         id="loss-not-float",
     ),
+    # dlogits = P / N, without the -onehot(y): both gradients wrong, the loss right.
+    "target one-hot not subtracted (untied)": Mistake(
+        {
+            "untied_bigram_loss_grad": """
+import numpy as np
+
+def untied_bigram_loss_grad(E_in, W_out, x, y):
+    N = len(x)
+    H = E_in[x]
+    Z = H @ W_out.T
+    Z = Z - Z.max(axis=1, keepdims=True)
+    lse = np.log(np.exp(Z).sum(axis=1))
+    loss = float(np.mean(lse - Z[np.arange(N), y]))
+    D = np.exp(Z - lse[:, None]) / N      # softmax alone: no -1 at the targets
+    dE_in = np.zeros_like(E_in)
+    np.add.at(dE_in, x, D @ W_out)
+    return loss, dE_in, D.T @ H
+""",
+        },
+        fails=UNTIED_GRADS,  # inherited by the tied function: graded once
+        says="the target's one-hot was not subtracted",
+        id="untied-no-target-subtracted",
+    ),
+    "target one-hot not subtracted (tied)": Mistake(
+        {
+            "tied_bigram_loss_grad": """
+def tied_bigram_loss_grad(E, x, y):
+    N = len(x)
+    H = E[x]
+    Z = H @ E.T
+    m = Z.max(axis=1, keepdims=True)
+    lse = m[:, 0] + np.log(np.exp(Z - m).sum(axis=1))
+    loss = float(np.mean(lse - Z[np.arange(N), y]))
+    D = np.exp(Z - lse[:, None]) / N      # softmax alone: no -1 at the targets
+    dE = D.T @ H
+    np.add.at(dE, x, D @ E)
+    return loss, dE
+"""
+        },
+        fails=ALL_TIED,
+        says="the target's one-hot was not subtracted",
+        id="no-target-subtracted",
+    ),
     "log of an underflowed softmax (untied)": Mistake(
         {
             "untied_bigram_loss_grad": """

@@ -114,6 +114,39 @@ def _swapped(case, want):
     return [want[0], want[2], want[1]] if np.shape(want[1]) == np.shape(want[2]) else None
 
 
+def _target_terms(case):
+    """(into_input, into_output): the -onehot(y) term of Delta = (P - Y) / N, negated, on each
+    path: row x_n gains W_out[y_n] / N (the input path) and row y_n gains E_in[x_n] / N (the
+    output path), each as a zero-based (V, d) table in float64."""
+    E_in = np.asarray(case.args[0], dtype=np.float64)
+    W_out = np.asarray(case.args[1], dtype=np.float64) if len(case.args) == 4 else E_in
+    x = np.asarray(case.args[-2]).reshape(-1).astype(np.int64)
+    y = np.asarray(case.args[-1]).reshape(-1).astype(np.int64)
+    N = len(x)
+    into_input, into_output = np.zeros(E_in.shape), np.zeros(W_out.shape)
+    np.add.at(into_input, x, W_out[y] / N)
+    np.add.at(into_output, y, E_in[x] / N)
+    return into_input, into_output
+
+
+def _untied_no_target(case, want):
+    """dlogits = P / N instead of (P - Y) / N: the expected gradients plus the target terms."""
+    into_input, into_output = _target_terms(case)
+    return [want[0], np.asarray(want[1], np.float64) + into_input, want[2] + into_output]
+
+
+def _tied_no_target(case, want):
+    into_input, into_output = _target_terms(case)
+    return [want[0], np.asarray(want[1], np.float64) + into_input + into_output]
+
+
+_NO_TARGET = (
+    "the target's one-hot was not subtracted: dlogits is softmax(z) / N where (softmax(z) - "
+    "onehot(y)) / N is due. The loss -log softmax(z)_y = logsumexp(z) - z_y has the gradient "
+    "softmax(z) - onehot(y) in z: subtract 1 at each position's target, P[n, y_n] -= 1"
+)
+
+
 def _times_n(loss_too, grads_too):
     def model(case, want):
         N = len(case.args[-1])
@@ -175,6 +208,7 @@ TIED_MISTAKES = [
         "adds one term per path, dE = Delta^T H + S^T (Delta E), the untied gradients summed",
         _paths_averaged,
     ),
+    Mistake("no-target-subtracted", _NO_TARGET + " (on both paths of dE)", _tied_no_target),
     *_averaging_mistakes("", "the loss and dE", "dE is"),
 ]
 
@@ -192,6 +226,7 @@ UNTIED_MISTAKES = [
         "gradient of the input table first",
         _swapped,
     ),
+    Mistake("untied-no-target-subtracted", _NO_TARGET, _untied_no_target),
     *_averaging_mistakes("untied-", "the loss, dE_in and dW_out", "dE_in and dW_out are"),
 ]
 
