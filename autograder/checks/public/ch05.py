@@ -555,7 +555,36 @@ def types_only_judge(case: Case, got, want) -> str | None:
     return problem or _types(case, got, want, TIED, TIED_NAMES)
 
 
+def forgiving_whole(judge, graded_elsewhere, mistakes):
+    """``judge`` (a cell grading one element), but a mistake of ``graded_elsewhere`` (ids) whose
+    model agrees with the whole return passes: another cell grades it, so it costs that cell
+    alone (a wrong element that merely looks like it, the rest right, still fails here)."""
+    by_id = {m.name: m for m in mistakes if m.name in graded_elsewhere}
+
+    def lenient(case: Case, got, want):
+        message = judge(case, got, want)
+        m = by_id.get(getattr(message, "mistake", None))
+        if m is None:
+            return message
+        tol = _tol(case, case.args[0].dtype)
+        for alt in m.predictions(case, want.values):
+            if all(_agree(got.values, alt, tol)):
+                return None
+        return message
+
+    return lenient
+
+
 AVERAGING = {"not-averaged", "loss-not-averaged", "grad-not-averaged"}
+# Part B's mistakes in the two paths, judged by its values cell; its repeated-id and
+# large-logit cells excuse them (each costs one cell).
+TIED_PATHS = {
+    "output-path-only",
+    "output-path-doubled",
+    "input-path-only",
+    "paths-averaged",
+    "no-target-subtracted",
+}
 UNTIED_DETAILS = {m.name for m in UNTIED_MISTAKES}  # graded by the loss, dE_in and dW_out cells
 # Part A's three value cells grade one element each (and its type): a mistake in one of them
 # costs that cell alone; its large-logits cell grades stability (the whole return, a mistake
@@ -564,6 +593,14 @@ untied_judges = {
     name: tuple_judge(UNTIED, UNTIED_NAMES, UNTIED_MISTAKES, check_types=True, only=i)
     for i, name in enumerate(UNTIED_NAMES)
 }
+# The 1/N factor missing everywhere is graded by the loss cell, missing from the gradients alone
+# by the dE_in cell: each costs one cell.
+untied_judges["dE_in"] = forgiving_whole(
+    untied_judges["dE_in"], {"untied-not-averaged"}, UNTIED_MISTAKES
+)
+untied_judges["dW_out"] = forgiving_whole(
+    untied_judges["dW_out"], {"untied-not-averaged", "untied-grad-not-averaged"}, UNTIED_MISTAKES
+)
 untied_judges["large"] = forgiving(
     tuple_judge(UNTIED, UNTIED_NAMES, UNTIED_MISTAKES), UNTIED_DETAILS
 )
@@ -586,8 +623,8 @@ def _tied(judge):
 # Part B: the two paths (values), a repeated id (the 1/N factor graded by the values cell),
 # large logits (stability: the 1/N factor and a repeated id graded elsewhere) and the form.
 tied_judge = _tied(_tied_values_judge)
-tied_repeated_judge = _tied(forgiving(_tied_values_judge, AVERAGING))
-tied_large_judge = _tied(forgiving(_tied_values_judge, AVERAGING | {"trap-overwrite"}))
+tied_repeated_judge = _tied(forgiving(_tied_values_judge, AVERAGING | TIED_PATHS))
+tied_large_judge = _tied(forgiving(_tied_values_judge, AVERAGING | TIED_PATHS | {"trap-overwrite"}))
 tied_types_judge = _tied(types_only_judge)
 
 JUDGES = {
