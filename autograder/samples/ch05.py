@@ -10,7 +10,6 @@ from . import Mistake
 # test_tied_types grades the form alone: a mistake in the values keeps its point. A tied
 # function that sums what the student's untied one returns passes Part B's cells: a Part A
 # mistake it inherits is graded in Part A alone.
-ALL_TIED = {"test_tied_values", "test_tied_repeated", "test_tied_large_logits"}
 UNTIED_GRADS = {"test_untied_dE_in", "test_untied_dW_out"}
 
 ALTERNATIVES = {
@@ -139,7 +138,7 @@ def tied_bigram_loss_grad(E, x, y):
     return loss, dW_out   # treats E as the output layer only
 """
         },
-        fails=ALL_TIED,
+        fails={"test_tied_values"},  # the other cells excuse it
         says="only the output path",
         id="output-path-only",
     ),
@@ -151,7 +150,7 @@ def tied_bigram_loss_grad(E, x, y):
     return loss, dE_in    # treats E as the input table only: a sparse gradient
 """
         },
-        fails=ALL_TIED,
+        fails={"test_tied_values"},  # the other cells excuse it
         says="only the input path",
         id="input-path-only",
     ),
@@ -278,7 +277,7 @@ def tied_bigram_loss_grad(E, x, y):
     return loss, dE_in + 2 * dW_out   # E as output layer counted twice
 """
         },
-        fails=ALL_TIED,
+        fails={"test_tied_values"},  # the other cells excuse it
         says="output path twice",
         id="output-path-doubled",
     ),
@@ -291,7 +290,7 @@ def tied_bigram_loss_grad(E, x, y):
     return loss, (dE_in + dW_out) / 2   # one table for both roles: average its two gradients
 """
         },
-        fails=ALL_TIED,
+        fails={"test_tied_values"},  # the other cells excuse it
         says="the two paths' gradients were averaged",
         id="paths-averaged",
     ),
@@ -321,7 +320,7 @@ def untied_bigram_loss_grad(E_in, W_out, x, y):
         id="naive-softmax",
     ),
     # Part A alone; the reference tied function calls it (as the notebook suggests): graded in
-    # Part A's two gradient cells alone, 8 of 10 points kept.
+    # Part A's dE_in cell alone (its dW_out cell excuses it).
     "gradients not divided by N (untied)": Mistake(
         {
             "untied_bigram_loss_grad": """
@@ -341,9 +340,129 @@ def untied_bigram_loss_grad(E_in, W_out, x, y):
     return loss, dE_in, D.T @ H
 """,
         },
-        fails=UNTIED_GRADS,
+        fails={"test_untied_dE_in"},  # the dW_out cell excuses it: one mistake, one cell
         says="not averaged over N",
         id="untied-grad-not-averaged",
+    ),
+    # The log-sum-exp without its shift: the loss is +inf and exp(z - lse) = 0 leaves the
+    # gradients finite but wrong (only their -onehot(y) term): graded by the large-logit cell.
+    "log-sum-exp without the maximum (untied)": Mistake(
+        {
+            "untied_bigram_loss_grad": """
+import numpy as np
+
+def untied_bigram_loss_grad(E_in, W_out, x, y):
+    N = len(x)
+    H = E_in[x]
+    Z = H @ W_out.T
+    lse = np.log(np.exp(Z).sum(axis=1))   # no maximum subtracted: inf for large logits
+    loss = float(np.mean(lse - Z[np.arange(N), y]))
+    D = np.exp(Z - lse[:, None])
+    D[np.arange(N), y] -= 1
+    D /= N
+    dE_in = np.zeros_like(E_in)
+    np.add.at(dE_in, x, D @ W_out)
+    return loss, dE_in, D.T @ H
+""",
+        },
+        fails={"test_untied_large_logits"},
+        says="no maximum was subtracted before exp in the log-sum-exp",
+        id="naive-softmax",
+    ),
+    # Two form mistakes, each graded by its own cells (not the large-logit cell: a float32 loss
+    # is compared there at float32's precision).
+    "numpy float32 loss and float64 gradients (untied)": Mistake(
+        {
+            "untied_bigram_loss_grad": """
+import numpy as np
+
+def untied_bigram_loss_grad(E_in, W_out, x, y):
+    N = len(x)
+    H = E_in[x].astype(np.float64)
+    W = W_out.astype(np.float64)
+    Z = H @ W.T
+    Z = Z - Z.max(axis=1, keepdims=True)
+    lse = np.log(np.exp(Z).sum(axis=1))
+    loss = np.float32(np.mean(lse - Z[np.arange(N), y]))   # not a Python float
+    D = np.exp(Z - lse[:, None])
+    D[np.arange(N), y] -= 1
+    D /= N
+    dE_in = np.zeros(E_in.shape)
+    np.add.at(dE_in, x, D @ W)
+    return loss, dE_in, D.T @ H      # float64, whatever the tables' dtype
+""",
+        },
+        fails={"test_untied_loss"} | UNTIED_GRADS,
+        says="float",  # "a Python float" in the loss cell, "expected float32" in the others
+        id="loss-not-float",
+    ),
+    # dlogits = P / N, without the -onehot(y): both gradients wrong, the loss right.
+    "target one-hot not subtracted (untied)": Mistake(
+        {
+            "untied_bigram_loss_grad": """
+import numpy as np
+
+def untied_bigram_loss_grad(E_in, W_out, x, y):
+    N = len(x)
+    H = E_in[x]
+    Z = H @ W_out.T
+    Z = Z - Z.max(axis=1, keepdims=True)
+    lse = np.log(np.exp(Z).sum(axis=1))
+    loss = float(np.mean(lse - Z[np.arange(N), y]))
+    D = np.exp(Z - lse[:, None]) / N      # softmax alone: no -1 at the targets
+    dE_in = np.zeros_like(E_in)
+    np.add.at(dE_in, x, D @ W_out)
+    return loss, dE_in, D.T @ H
+""",
+        },
+        fails=UNTIED_GRADS,  # inherited by the tied function: graded once
+        says="the target's one-hot was not subtracted",
+        id="untied-no-target-subtracted",
+    ),
+    "target one-hot not subtracted (tied)": Mistake(
+        {
+            "tied_bigram_loss_grad": """
+def tied_bigram_loss_grad(E, x, y):
+    N = len(x)
+    H = E[x]
+    Z = H @ E.T
+    m = Z.max(axis=1, keepdims=True)
+    lse = m[:, 0] + np.log(np.exp(Z - m).sum(axis=1))
+    loss = float(np.mean(lse - Z[np.arange(N), y]))
+    D = np.exp(Z - lse[:, None]) / N      # softmax alone: no -1 at the targets
+    dE = D.T @ H
+    np.add.at(dE, x, D @ E)
+    return loss, dE
+"""
+        },
+        fails={"test_tied_values"},  # the other cells excuse it
+        says="the target's one-hot was not subtracted",
+        id="no-target-subtracted",
+    ),
+    # Summed, not averaged: the loss and both gradients N times too large, graded by the loss
+    # cell alone (the gradient cells excuse it).
+    "summed, not averaged over N (untied)": Mistake(
+        {
+            "untied_bigram_loss_grad": """
+import numpy as np
+
+def untied_bigram_loss_grad(E_in, W_out, x, y):
+    N = len(x)
+    H = E_in[x]
+    Z = H @ W_out.T
+    Z = Z - Z.max(axis=1, keepdims=True)
+    lse = np.log(np.exp(Z).sum(axis=1))
+    loss = float(np.sum(lse - Z[np.arange(N), y]))   # sum, not mean
+    D = np.exp(Z - lse[:, None])
+    D[np.arange(N), y] -= 1                          # ... and no / N
+    dE_in = np.zeros_like(E_in)
+    np.add.at(dE_in, x, D @ W_out)
+    return loss, dE_in, D.T @ H
+""",
+        },
+        fails={"test_untied_loss"},
+        says="not averaged over N",
+        id="untied-not-averaged",
     ),
     "log of an underflowed softmax (untied)": Mistake(
         {

@@ -114,6 +114,39 @@ def _swapped(case, want):
     return [want[0], want[2], want[1]] if np.shape(want[1]) == np.shape(want[2]) else None
 
 
+def _target_terms(case):
+    """(into_input, into_output): the -onehot(y) term of Delta = (P - Y) / N, negated, on each
+    path: row x_n gains W_out[y_n] / N (the input path) and row y_n gains E_in[x_n] / N (the
+    output path), each as a zero-based (V, d) table in float64."""
+    E_in = np.asarray(case.args[0], dtype=np.float64)
+    W_out = np.asarray(case.args[1], dtype=np.float64) if len(case.args) == 4 else E_in
+    x = np.asarray(case.args[-2]).reshape(-1).astype(np.int64)
+    y = np.asarray(case.args[-1]).reshape(-1).astype(np.int64)
+    N = len(x)
+    into_input, into_output = np.zeros(E_in.shape), np.zeros(W_out.shape)
+    np.add.at(into_input, x, W_out[y] / N)
+    np.add.at(into_output, y, E_in[x] / N)
+    return into_input, into_output
+
+
+def _untied_no_target(case, want):
+    """dlogits = P / N instead of (P - Y) / N: the expected gradients plus the target terms."""
+    into_input, into_output = _target_terms(case)
+    return [want[0], np.asarray(want[1], np.float64) + into_input, want[2] + into_output]
+
+
+def _tied_no_target(case, want):
+    into_input, into_output = _target_terms(case)
+    return [want[0], np.asarray(want[1], np.float64) + into_input + into_output]
+
+
+_NO_TARGET = (
+    "the target's one-hot was not subtracted: dlogits is softmax(z) / N where (softmax(z) - "
+    "onehot(y)) / N is due. The loss -log softmax(z)_y = logsumexp(z) - z_y has the gradient "
+    "softmax(z) - onehot(y) in z: subtract 1 at each position's target, P[n, y_n] -= 1"
+)
+
+
 def _times_n(loss_too, grads_too):
     def model(case, want):
         N = len(case.args[-1])
@@ -175,6 +208,7 @@ TIED_MISTAKES = [
         "adds one term per path, dE = Delta^T H + S^T (Delta E), the untied gradients summed",
         _paths_averaged,
     ),
+    Mistake("no-target-subtracted", _NO_TARGET + " (on both paths of dE)", _tied_no_target),
     *_averaging_mistakes("", "the loss and dE", "dE is"),
 ]
 
@@ -192,6 +226,7 @@ UNTIED_MISTAKES = [
         "gradient of the input table first",
         _swapped,
     ),
+    Mistake("untied-no-target-subtracted", _NO_TARGET, _untied_no_target),
     *_averaging_mistakes("untied-", "the loss, dE_in and dW_out", "dE_in and dW_out are"),
 ]
 
@@ -330,12 +365,25 @@ def _large_logit_message(case, got, names, fname, oks, keep) -> str | None:
         else:
             return None
         return mistake.said(f"{fname} returned NaN or inf for {case.label}: {mistake.message}.")
+    loss = float(np.asarray(got.values[0], dtype=np.float64).reshape(-1)[0])
+    if 0 in keep and loss == np.inf and not all(oks[1:]) and _unstable(case)[0]:
+        # log(sum(exp(z))) with no shift: inf, so exp(z - lse) is 0 for every token and each
+        # gradient keeps only its -onehot(y) term (finite, but wrong)
+        return NAIVE_SOFTMAX.said(
+            f"{fname}'s loss is inf for {case.label} and its gradients are wrong: exp of logits "
+            "this large overflows, and no maximum was subtracted before exp in the log-sum-exp. "
+            "log(sum(exp(z))) is then inf, so exp(z - lse) is 0 for every token and the softmax "
+            "term of the gradients is lost. Subtract each row's maximum m first: "
+            "lse = m + log(sum(exp(z - m)))."
+        )
     if 0 in keep and not oks[0] and (not finite[0] or all(oks[1:])):
         what = "inf or NaN" if not finite[0] else "wrong"
         return LOG_UNDERFLOW.said(
             f"{fname}'s loss is {what} for {case.label}, with finite gradients: the softmax "
             "probability of the target underflowed to 0 and its log was taken (log(p), or a "
-            "clipped log(p + eps)). Compute -log softmax(z)_y as logsumexp(z) - z_y instead."
+            "clipped log(p + eps)), or log(sum(exp(z))) overflowed because no maximum was "
+            "subtracted before exp. Compute -log softmax(z)_y as logsumexp(z) - z_y, with "
+            "logsumexp(z) = m + log(sum(exp(z - m))) for each row's maximum m."
         )
     return None
 
@@ -478,6 +526,9 @@ def tuple_judge(fname: str, names: list[str], mistakes=(), check_types: bool = F
                 return problem
         tol = _tol(case, dtype)
         oks = _agree(got.values, want.values, tol)
+        if not check_types and not oks[0] and got.values[0].dtype.kind == "f":
+            # a float32 loss (loss-not-float, graded by the loss cell) at its own precision
+            oks[0] = loss_close(got.values[0], want.values[0], _tol(case, got.values[0].dtype))
         if all(oks[i] for i in keep):
             return None
         return (
@@ -504,7 +555,36 @@ def types_only_judge(case: Case, got, want) -> str | None:
     return problem or _types(case, got, want, TIED, TIED_NAMES)
 
 
+def forgiving_whole(judge, graded_elsewhere, mistakes):
+    """``judge`` (a cell grading one element), but a mistake of ``graded_elsewhere`` (ids) whose
+    model agrees with the whole return passes: another cell grades it, so it costs that cell
+    alone (a wrong element that merely looks like it, the rest right, still fails here)."""
+    by_id = {m.name: m for m in mistakes if m.name in graded_elsewhere}
+
+    def lenient(case: Case, got, want):
+        message = judge(case, got, want)
+        m = by_id.get(getattr(message, "mistake", None))
+        if m is None:
+            return message
+        tol = _tol(case, case.args[0].dtype)
+        for alt in m.predictions(case, want.values):
+            if all(_agree(got.values, alt, tol)):
+                return None
+        return message
+
+    return lenient
+
+
 AVERAGING = {"not-averaged", "loss-not-averaged", "grad-not-averaged"}
+# Part B's mistakes in the two paths, judged by its values cell; its repeated-id and
+# large-logit cells excuse them (each costs one cell).
+TIED_PATHS = {
+    "output-path-only",
+    "output-path-doubled",
+    "input-path-only",
+    "paths-averaged",
+    "no-target-subtracted",
+}
 UNTIED_DETAILS = {m.name for m in UNTIED_MISTAKES}  # graded by the loss, dE_in and dW_out cells
 # Part A's three value cells grade one element each (and its type): a mistake in one of them
 # costs that cell alone; its large-logits cell grades stability (the whole return, a mistake
@@ -513,6 +593,14 @@ untied_judges = {
     name: tuple_judge(UNTIED, UNTIED_NAMES, UNTIED_MISTAKES, check_types=True, only=i)
     for i, name in enumerate(UNTIED_NAMES)
 }
+# The 1/N factor missing everywhere is graded by the loss cell, missing from the gradients alone
+# by the dE_in cell: each costs one cell.
+untied_judges["dE_in"] = forgiving_whole(
+    untied_judges["dE_in"], {"untied-not-averaged"}, UNTIED_MISTAKES
+)
+untied_judges["dW_out"] = forgiving_whole(
+    untied_judges["dW_out"], {"untied-not-averaged", "untied-grad-not-averaged"}, UNTIED_MISTAKES
+)
 untied_judges["large"] = forgiving(
     tuple_judge(UNTIED, UNTIED_NAMES, UNTIED_MISTAKES), UNTIED_DETAILS
 )
@@ -535,8 +623,8 @@ def _tied(judge):
 # Part B: the two paths (values), a repeated id (the 1/N factor graded by the values cell),
 # large logits (stability: the 1/N factor and a repeated id graded elsewhere) and the form.
 tied_judge = _tied(_tied_values_judge)
-tied_repeated_judge = _tied(forgiving(_tied_values_judge, AVERAGING))
-tied_large_judge = _tied(forgiving(_tied_values_judge, AVERAGING | {"trap-overwrite"}))
+tied_repeated_judge = _tied(forgiving(_tied_values_judge, AVERAGING | TIED_PATHS))
+tied_large_judge = _tied(forgiving(_tied_values_judge, AVERAGING | TIED_PATHS | {"trap-overwrite"}))
 tied_types_judge = _tied(types_only_judge)
 
 JUDGES = {
