@@ -349,6 +349,29 @@ def _back_to_log_v(gap, up):
     return (lo + hi) / 2
 
 
+def _below_band(gap, tol, up):
+    """[a, b]: the scales where the convex gap(s) is below -tol (a one-sided search may stop
+    anywhere in there), or None when it never gets that low before up."""
+    a, b, g = 0.0, up, (math.sqrt(5) - 1) / 2
+    for _ in range(60):
+        x1, x2 = b - g * (b - a), a + g * (b - a)
+        a, b = (a, x2) if gap(x1) < gap(x2) else (x1, b)
+    lowest = (a + b) / 2
+    if gap(lowest) >= -tol:
+        return None
+
+    def root(lo, hi, below_at_lo):  # where gap + tol changes sign between lo and hi
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            if (gap(mid) < -tol) == below_at_lo:
+                lo = mid
+            else:
+                hi = mid
+        return (lo + hi) / 2
+
+    return [root(lowest, 0.0, True), root(lowest, up, True)]
+
+
 def _loss_multiples(ids):
     """The multiples k of the right loss that the modelled initial_loss mistakes compute: in
     bits, in log base 10, summed over the N positions, averaged over the first axis only."""
@@ -382,6 +405,7 @@ def _alternatives(E, W, ids, targets, tol):
         "one_sided": one_sided,
         "approximation": math.sqrt(2 * tol / float(logits.var(axis=1).mean())),
         "at_log_v": _back_to_log_v(gap, one_sided),
+        "below_band": _below_band(gap, tol, one_sided),
         "bits": best(E, W, ids, targets, tol * math.log(2)),
         "own_loss": [[k, _search_over(k, E, W, ids, targets, tol)] for k in _loss_multiples(ids)],
     }

@@ -514,6 +514,33 @@ def initial_loss(E, W, ids, targets):
         says="the band is two-sided",
         id="one-sided-band",
     ),
+    # Brackets from s = 1 (double while the loss is in the band) but bisects on the upper edge
+    # only: where the loss is already below log V - tol at s = 1, it returns about 1.
+    "only the upper edge, bracketed from s = 1": Mistake(
+        {
+            "scale_for_initial_loss": """
+import math
+
+def scale_for_initial_loss(E, W, ids, targets, tol=0.1):
+    log_V = math.log(W.shape[0])
+
+    def gap(s):
+        return initial_loss(s * E, W, ids, targets) - log_V
+
+    hi = 1.0
+    while abs(gap(hi)) < tol:
+        hi *= 2.0
+    lo = 0.0
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if gap(mid) < tol else (lo, mid)
+    return (lo + hi) / 2
+"""
+        },
+        fails={"test_scale_band", "test_scale_tolerance"},
+        says="the band is two-sided",
+        id="one-sided-band",
+    ),
     "the scale where the loss is log V": Mistake(
         {"scale_for_initial_loss": _scale("loss < log_V")},
         fails={"test_scale_values", "test_scale_band", "test_scale_tolerance"},

@@ -652,6 +652,28 @@ def loss_scale_judge(case, got, want):
     return Diagnosis(head + str(message), getattr(message, "mistake", ""))
 
 
+def _below_band(case, got, g) -> bool:
+    """Whether the loss at the scale g is below log V - tol (a search that kept only the upper
+    edge of the band stopped there): from the case's meta["wrong"]["below_band"], the interval
+    of such scales (the graded checks compute it), or, in a visible test, from the student's
+    own initial_loss (part_c) when it is right on a table of zeros."""
+    if not math.isfinite(g) or g <= 0:
+        return False
+    interval = case.meta.get("wrong", {}).get("below_band")
+    if interval:
+        a, b = float(interval[0]), float(interval[1])
+        return a * (1 + SCALE_RTOL) < g < b * (1 - SCALE_RTOL)
+    part_c = case.meta.get("part_c")
+    if not callable(part_c) or _zero_table_problem(case, got) is not None:
+        return False
+    E, W, ids, targets = case.args[:4]
+    out = outcome_of(part_c, Case("scaled", (g * E, W, ids, targets)))
+    if out.error_type is not None or out.is_tuple or out.value is None or out.value.size != 1:
+        return False
+    v = float(np.asarray(out.value, dtype=np.float64).reshape(-1)[0])
+    return v - math.log(W.shape[0]) < -_tol(case)
+
+
 def _scale_message(case, got, want):
     problem, g, w = _number(case, got, want, SCALE)
     if problem:
@@ -661,6 +683,11 @@ def _scale_message(case, got, want):
     named = _named_number(SCALE, case, g, w, SCALE_MODELS, SCALE_RTOL)
     if named:
         return named
+    if _below_band(case, got, g):
+        return ONE_SIDED.said(
+            f"{SCALE} returned {g:.6g} for {case.label}, where the loss is already below "
+            f"log V - tol: it {ONE_SIDED.message}."
+        )
     if math.isfinite(g) and abs(g) < 0.01 * w:
         return AT_LOG_V.said(f"{SCALE} {AT_LOG_V.message} (for {case.label}: {g:.3g}).")
     if _near(g, w, 0.05):
