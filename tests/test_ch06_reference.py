@@ -197,7 +197,15 @@ def test_graded_scale_cases_are_well_posed():
             s = REF.scale_for_initial_loss(E, W, ids, targets, tol)
             gap = _gap(E, W, ids, targets)
             assert abs(abs(gap(s)) - tol) < 1e-5, case.label
-            for name, alt in case.meta["wrong"].items():  # the same answer here, or far from it
+            wrong = dict(case.meta["wrong"])
+            # the reference search over k x the loss: what a wrong initial_loss makes it return
+            own = {f"own_loss k={k:.4g}": alt for k, alt in wrong.pop("own_loss", [])}
+            band = wrong.pop("below_band", None)  # where the loss is below log V - tol
+            if band is not None:
+                assert band[0] < band[1] and gap(band[1]) < 0, case.label
+                assert abs(gap(band[0]) + tol) < 1e-5 and abs(gap(band[1]) + tol) < 1e-5
+                wrong |= {"below_band[0]": band[0], "below_band[1]": band[1]}
+            for name, alt in {**wrong, **own}.items():  # the same answer here, or far from it
                 assert abs(alt / s - 1) < 1e-6 or abs(alt / s - 1) > 0.01, (case.label, name)
             if check is ch06.scale_band or "tol = 0.01" in case.label:
                 assert gap(s) < 0, case.label  # it leaves downwards

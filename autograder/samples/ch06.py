@@ -442,22 +442,24 @@ def expected_row_length(d, sigma):
         id="log2-loss",
     ),
     # The same mistake with the reference search, which calls it: the search is right for the
-    # student's own loss in bits, so Part D excuses it (Part C charges the mistake, once), except
-    # in the band cell: there the reference's bisection from a loss out of the band at s = 0
-    # stops where the favoured model's loss falls back into it, an answer no model names yet.
+    # student's own loss in bits, so Part D excuses it (Part C charges the mistake, once).
     "loss in bits (log2), used by the scale search": Mistake(
         {"initial_loss": _loss("return float(np.mean(per) / math.log(2))")},
-        fails={
-            "test_initial_loss_values",
-            "test_initial_loss_batch",
-            "test_initial_loss_large",
-            "test_scale_band",
-        },
+        fails={"test_initial_loss_values", "test_initial_loss_batch", "test_initial_loss_large"},
         says="in bits",
         id="log2-loss",
     ),
     "summed over positions": Mistake(
         {"initial_loss": _loss("return float(np.sum(per))"), "scale_for_initial_loss": _OWN_SCALE},
+        fails={"test_initial_loss_values", "test_initial_loss_batch", "test_initial_loss_large"},
+        says="summed the per-position losses",
+        id="sum-over-positions",
+    ),
+    # Summed, with the reference search: on a table of zeros that loss is N log V, out of the
+    # band at s = 0, and the reference search returns 0 for it: right for that loss, so Part D
+    # excuses it (Part C charges the mistake, once).
+    "summed over positions, used by the scale search": Mistake(
+        {"initial_loss": _loss("return float(np.sum(per))")},
         fails={"test_initial_loss_values", "test_initial_loss_batch", "test_initial_loss_large"},
         says="summed the per-position losses",
         id="sum-over-positions",
@@ -508,6 +510,33 @@ def initial_loss(E, W, ids, targets):
     ),
     "only the upper edge of the band": Mistake(
         {"scale_for_initial_loss": _scale("loss <= log_V + tol")},
+        fails={"test_scale_band", "test_scale_tolerance"},
+        says="the band is two-sided",
+        id="one-sided-band",
+    ),
+    # Brackets from s = 1 (double while the loss is in the band) but bisects on the upper edge
+    # only: where the loss is already below log V - tol at s = 1, it returns about 1.
+    "only the upper edge, bracketed from s = 1": Mistake(
+        {
+            "scale_for_initial_loss": """
+import math
+
+def scale_for_initial_loss(E, W, ids, targets, tol=0.1):
+    log_V = math.log(W.shape[0])
+
+    def gap(s):
+        return initial_loss(s * E, W, ids, targets) - log_V
+
+    hi = 1.0
+    while abs(gap(hi)) < tol:
+        hi *= 2.0
+    lo = 0.0
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if gap(mid) < tol else (lo, mid)
+    return (lo + hi) / 2
+"""
+        },
         fails={"test_scale_band", "test_scale_tolerance"},
         says="the band is two-sided",
         id="one-sided-band",

@@ -543,30 +543,26 @@ NOT_PRECISE = Mistake(
 SCALE_MODELS = [ONE_SIDED, BOTH_TABLES, APPROXIMATION, BITS, AT_LOG_V]
 
 
-# A wrong scale that a mistake in initial_loss can cause: the search calls it.
-CARRIED = (
-    f"A mistake in your {LOSS} carries over into {SCALE}, which calls it: make Part C's tests "
-    "pass first."
-)
+def _own_at_zeros(case, got):
+    """The student's initial_loss on a table of zeros (the companion call): its value, or None
+    where it raised or did not return one number."""
+    return (got.companion or [None])[0]
 
 
-def _zero_table_problem(case) -> str | None:
-    """What the student's initial_loss (handed to a visible test as ``part_c=initial_loss``) gets
-    wrong on a table of zeros, whose loss is exactly log V; None when it is right there, or when
-    the judge was not given it (the graded checks call scale_for_initial_loss alone)."""
-    part_c = case.meta.get("part_c")
-    if part_c is None:
+def _zero_table_problem(case, got) -> str | None:
+    """What the student's initial_loss gets wrong on a table of zeros, whose loss is exactly
+    log V (the companion call, made by the visible tests and the graded checks alike); None when
+    it is right there, or when the companion was not asked for."""
+    if got.companion is None:
         return None
     E, W, ids, targets = case.args[:4]
-    zero = Case("a table of zeros", (np.zeros_like(E), W, ids, targets))
-    out = outcome_of(part_c, zero)
-    if out.error_type is not None:
-        return f"for a table of zeros it raised {out.error_type}"
-    if out.is_tuple or out.value is None or out.value.size != 1:
-        return "for a table of zeros it does not return one number"
-    v, log_V = float(np.asarray(out.value, dtype=np.float64).reshape(-1)[0]), math.log(W.shape[0])
+    log_V = math.log(W.shape[0])
+    v = _own_at_zeros(case, got)
+    if v is None:
+        return f"on a table of zeros it raised an error or did not return one number, not log V = {log_V:.6g}"
     if _near(v, log_V, LOSS_RTOL):
         return None
+    zero = Case("a table of zeros", (np.zeros_like(E), W, ids, targets))
     named = next(
         (
             m
@@ -576,62 +572,106 @@ def _zero_table_problem(case) -> str | None:
         ),
         None,
     )
-    return f"for a table of zeros it gives {v:.6g}, not log V = {log_V:.6g}" + (
-        f": it {named.message}" if named else ""
+    return f"it gives {v:.6g} on a table of zeros, not log V = {log_V:.6g}" + (
+        f" (it {named.message})" if named else ""
     )
 
 
 def loss_companion(case: Case):
     """The call of the student's initial_loss a scale case asks for (Outcome.companion): a table
-    of zeros, whose loss is exactly log V (log2 V when it is taken in bits)."""
+    of zeros, whose loss is exactly log V (N log V when it is summed, log2 V in bits)."""
     E, W, ids, targets = case.args[:4]
     return (LOSS, [(np.zeros_like(E), W, ids, targets)])
 
 
-def _right_for_own_bits(case, got, want) -> bool:
-    """The student's initial_loss is in bits (a table of zeros gives log2 V: Part C charges
-    that), and the scale is right for that loss: the search itself is right, so Part D does not
-    charge the mistake again. Right for it: the scale where a loss in bits leaves log2 V +- tol
-    bits (meta["wrong"]["bits"]), or, for a search that measures it against log V in nats (as
-    the reference does, calling the student's initial_loss), 0 when that loss is out of the band
-    already at s = 0 (within the 1e-3 of the expected scale asked)."""
-    own = (got.companion or [None])[0]
-    if own is None or not _near(own, math.log2(case.args[1].shape[0]), LOSS_RTOL):
+def _edge_crossing(case, part_c, g) -> bool:
+    """Whether the student's own initial_loss (a visible test hands it as part_c) crosses an
+    edge of the band log V +- tol at the scale g (its value on either side of g, within the
+    relative 1e-3 asked, lies on either side of that edge)."""
+    E, W, ids, targets = case.args[:4]
+    log_V, tol = math.log(W.shape[0]), _tol(case)
+
+    def side(s):
+        out = outcome_of(part_c, Case("scaled", (s * E, W, ids, targets)))
+        if out.error_type is not None or out.is_tuple or out.value is None or out.value.size != 1:
+            return None
+        return abs(float(np.asarray(out.value, dtype=np.float64).reshape(-1)[0]) - log_V) >= tol
+
+    below, above = side(g * (1 - SCALE_RTOL / 2)), side(g * (1 + SCALE_RTOL / 2))
+    return below is not None and above is not None and below != above
+
+
+def _tol(case) -> float:
+    return case.args[4] if len(case.args) > 4 else case.kwargs.get("tol", 0.1)  # its default
+
+
+def _right_for_own_loss(case, got, want) -> bool:
+    """The student's initial_loss is wrong on a table of zeros (Part C charges that: a loss in
+    bits gives log2 V, a sum over the positions N log V), and the scale is right for that loss,
+    so Part D does not charge the mistake again. Right for it: the scale where a loss in bits
+    leaves log2 V +- tol bits (meta["wrong"]["bits"]); 0 when that loss is out of the band
+    log V +- tol already at s = 0 (within the 1e-3 of the expected scale asked); what the
+    reference search gives over that loss, a multiple k of the right one (the graded checks
+    state it: meta["wrong"]["own_loss"], [k, scale] pairs); or, in a visible test (which hands
+    the judge the student's initial_loss), a scale where that loss crosses an edge of the band."""
+    own = _own_at_zeros(case, got)
+    log_V = math.log(case.args[1].shape[0])
+    if own is None or _near(own, log_V, LOSS_RTOL):
         return False
     problem, g, w = _number(case, got, want, SCALE)
-    if problem or g is None:
+    if problem or g is None or not math.isfinite(g):
         return False
-    bits = case.meta.get("wrong", {}).get("bits")
-    if bits is not None and _near(g, float(bits), SCALE_RTOL):
+    wrong = case.meta.get("wrong", {})
+    bits = wrong.get("bits")
+    if _near(own, math.log2(case.args[1].shape[0]), LOSS_RTOL) and bits is not None:
+        if _near(g, float(bits), SCALE_RTOL):
+            return True
+    if abs(own - log_V) >= _tol(case) and 0.0 <= g <= SCALE_RTOL * w:
         return True
-    tol = case.args[4] if len(case.args) > 4 else case.kwargs.get("tol", 0.1)  # its default
-    outside = abs(own - math.log(case.args[1].shape[0])) >= tol
-    return outside and 0.0 <= g <= SCALE_RTOL * w
+    k = own / log_V
+    if any(_near(k, kk, 1e-6) and _near(g, ss, SCALE_RTOL) for kk, ss in wrong.get("own_loss", [])):
+        return True
+    part_c = case.meta.get("part_c")
+    return callable(part_c) and g > 0 and _edge_crossing(case, part_c, g)
 
 
 def loss_scale_judge(case, got, want):
-    """scale_for_initial_loss's value; a wrong one that a mistake in initial_loss can explain
-    says so first: certainly, when a visible test hands the judge the student's initial_loss and
-    it is wrong for a table of zeros; as a condition, in a graded check (which cannot call it)
-    whose wrong scale is one such a mistake gives."""
+    """scale_for_initial_loss's value; a wrong one whose initial_loss is wrong on a table of
+    zeros (the companion call) says so first, and one right for that wrong loss passes: Part C
+    charges the mistake, once."""
     message = _scale_message(case, got, want)
-    if not message or _right_for_own_bits(case, got, want):
+    if not message or _right_for_own_loss(case, got, want):
         return None
-    problem = _zero_table_problem(case)
-    if problem:
-        head = f"{CARRIED} Your {LOSS} is wrong: {problem}. What this test saw: "
-    elif case.meta.get("part_c") is None and getattr(message, "mistake", "") in (
-        BITS.name,
-        AT_LOG_V.name,
-        "",
-    ):
-        head = (
-            f"If your {LOSS} fails Part C's tests, fix it first: a mistake there carries over "
-            f"into {SCALE}, which calls it. "
-        )
-    else:
+    problem = _zero_table_problem(case, got)
+    if not problem:
         return message
+    head = (
+        f"Your {LOSS} {problem}; fix Part C first: a mistake there carries over into {SCALE}, "
+        "which calls it. What this test saw: "
+    )
     return Diagnosis(head + str(message), getattr(message, "mistake", ""))
+
+
+def _below_band(case, got, g) -> bool:
+    """Whether the loss at the scale g is below log V - tol (a search that kept only the upper
+    edge of the band stopped there): from the case's meta["wrong"]["below_band"], the interval
+    of such scales (the graded checks compute it), or, in a visible test, from the student's
+    own initial_loss (part_c) when it is right on a table of zeros."""
+    if not math.isfinite(g) or g <= 0:
+        return False
+    interval = case.meta.get("wrong", {}).get("below_band")
+    if interval:
+        a, b = float(interval[0]), float(interval[1])
+        return a * (1 + SCALE_RTOL) < g < b * (1 - SCALE_RTOL)
+    part_c = case.meta.get("part_c")
+    if not callable(part_c) or _zero_table_problem(case, got) is not None:
+        return False
+    E, W, ids, targets = case.args[:4]
+    out = outcome_of(part_c, Case("scaled", (g * E, W, ids, targets)))
+    if out.error_type is not None or out.is_tuple or out.value is None or out.value.size != 1:
+        return False
+    v = float(np.asarray(out.value, dtype=np.float64).reshape(-1)[0])
+    return v - math.log(W.shape[0]) < -_tol(case)
 
 
 def _scale_message(case, got, want):
@@ -643,6 +683,11 @@ def _scale_message(case, got, want):
     named = _named_number(SCALE, case, g, w, SCALE_MODELS, SCALE_RTOL)
     if named:
         return named
+    if _below_band(case, got, g):
+        return ONE_SIDED.said(
+            f"{SCALE} returned {g:.6g} for {case.label}, where the loss is already below "
+            f"log V - tol: it {ONE_SIDED.message}."
+        )
     if math.isfinite(g) and abs(g) < 0.01 * w:
         return AT_LOG_V.said(f"{SCALE} {AT_LOG_V.message} (for {case.label}: {g:.3g}).")
     if _near(g, w, 0.05):
