@@ -189,6 +189,25 @@ def embedding_bag_mean(E, ids, offsets):
         says="number of bags",
         id="divided-by-bags",
     ),
+    "mean over the distinct ids (np.unique counts the bag)": Mistake(
+        {
+            "embedding_bag_mean": """
+import numpy as np
+
+def embedding_bag_mean(E, ids, offsets):
+    ids, offsets = np.asarray(ids), np.asarray(offsets)
+    ends = np.append(offsets[1:], len(ids))
+    out = np.zeros((len(offsets), E.shape[1]), dtype=E.dtype)
+    for b, (s, e) in enumerate(zip(offsets, ends)):
+        if e > s:
+            out[b] = E[ids[s:e]].sum(axis=0) / len(np.unique(ids[s:e]))
+    return out
+"""
+        },
+        fails={"test_bag_mean_values"},
+        says="number of distinct ids in it",
+        id="divided-by-distinct",
+    ),
     "sum where mean was asked": Mistake(
         {
             "embedding_bag_mean": """

@@ -78,6 +78,25 @@ def _f_by_bags(case, want):
     return None if sizes is None or b <= 1 else want * sizes[:, None] / b
 
 
+def _distinct_counts(case):
+    """(B,) the number of distinct ids in each bag (from meta["sizes"]), or None."""
+    sizes = _sizes(case)
+    if sizes is None:
+        return None
+    ids, bag = np.asarray(case.args[1]), np.repeat(np.arange(len(sizes)), sizes)
+    return np.array([np.unique(ids[bag == b]).size for b in range(len(sizes))])
+
+
+def _f_by_distinct(case, want):
+    """Each bag's sum over its number of distinct ids (np.unique drops the repeats). Silent
+    where that number is B for every non-empty bag: divided-by-bags names that case (its
+    message mentions distinct ids)."""
+    sizes, counts, b = _sizes(case), _distinct_counts(case), len(case.args[2])
+    if sizes is None or np.all(counts[sizes > 0] == b):
+        return None
+    return want * sizes[:, None] / np.maximum(counts, 1)[:, None]
+
+
 def _f_empty_nan(case, want):
     sizes = _sizes(case)
     if sizes is None or not np.any(sizes == 0):
@@ -163,9 +182,17 @@ FWD_MISTAKES = [
         _f_by_total,
     ),
     Mistake(
+        "divided-by-distinct",
+        f"{MEAN} divided each bag's sum by the number of distinct ids in it; the mean of bag b "
+        "divides by the size of bag b, which counts a repeated id every time it occurs "
+        "(np.unique drops the repeats)",
+        _f_by_distinct,
+    ),
+    Mistake(
         "divided-by-bags",
-        f"{MEAN} divided every bag's sum by the number of bags B = len(offsets); the "
-        "mean of bag b divides by the size of bag b",
+        f"{MEAN} divided every bag's sum by the number of bags B = len(offsets) (or by the "
+        "number of distinct ids in each bag, where that is B too); the mean of bag b divides by "
+        "the size of bag b",
         _f_by_bags,
     ),
     Mistake(
@@ -498,7 +525,9 @@ def excusing(judge, excused, fname=MEAN):
 # The mean's divide (graded by the values cell) and its empty bags (graded by the empty-bags
 # cell): each costs its own cell only.
 DIVIDE_MISTAKES = [
-    m for m in FWD_MISTAKES if m.name in {"sum-not-mean", "divided-by-total", "divided-by-bags"}
+    m
+    for m in FWD_MISTAKES
+    if m.name in {"sum-not-mean", "divided-by-total", "divided-by-distinct", "divided-by-bags"}
 ]
 EMPTY_MISTAKES = [
     m
