@@ -15,6 +15,7 @@ from .judges import Mistake, array_judge
 from .public.ch04 import (
     BWD,
     BWD_MISTAKES,
+    backward_cell_judges,
     backward_shape_judge,
     index_skipping_empty,
     mean_dtype_judge,
@@ -205,6 +206,7 @@ HIDDEN_BWD_MISTAKES = [
 backward_judge = with_reduceat_hint(
     array_judge(BWD, mistakes=BWD_MISTAKES + HIDDEN_BWD_MISTAKES), BWD, 0, 1
 )
+_CELLS = backward_cell_judges(backward_judge)
 
 
 # --------------------------------------------------------------------------------------------
@@ -384,7 +386,7 @@ def backward_mean():
     ]
 
 
-@check("test_bag_backward_sum", "embedding_bag_backward", backward_judge)
+@check("test_bag_backward_sum", "embedding_bag_backward", _CELLS["sum"])
 def backward_sum():
     """embedding_bag_backward, mode="sum": each id gets its bag's whole gradient"""
     ids1, offs1 = _bags(_random_sizes(25, 241, 1, 8), 40, 242)
@@ -418,7 +420,7 @@ def backward_sum():
     ]
 
 
-@check("test_bag_backward_empty_bags", "embedding_bag_backward", backward_judge)
+@check("test_bag_backward_empty_bags", "embedding_bag_backward", _CELLS["empty"])
 def backward_empty():
     """embedding_bag_backward: empty bags contribute nothing"""
     # Distinct ids (repeats are the mean and sum cells' property).
@@ -473,7 +475,7 @@ def backward_empty():
     ]
 
 
-@check("test_bag_backward_dtype", "embedding_bag_backward", backward_judge)
+@check("test_bag_backward_dtype", "embedding_bag_backward", _CELLS["dtype"])
 def backward_dtype():
     """embedding_bag_backward: the result keeps grad_out's dtype; inputs are not modified"""
     # Distinct ids, every row used once (V = N): repeats are the mean and sum cells' property.

@@ -78,6 +78,25 @@ def _f_by_bags(case, want):
     return None if sizes is None or b <= 1 else want * sizes[:, None] / b
 
 
+def _distinct_counts(case):
+    """(B,) the number of distinct ids in each bag (from meta["sizes"]), or None."""
+    sizes = _sizes(case)
+    if sizes is None:
+        return None
+    ids, bag = np.asarray(case.args[1]), np.repeat(np.arange(len(sizes)), sizes)
+    return np.array([np.unique(ids[bag == b]).size for b in range(len(sizes))])
+
+
+def _f_by_distinct(case, want):
+    """Each bag's sum over its number of distinct ids (np.unique drops the repeats). Silent
+    where that number is B for every non-empty bag: divided-by-bags names that case (its
+    message mentions distinct ids)."""
+    sizes, counts, b = _sizes(case), _distinct_counts(case), len(case.args[2])
+    if sizes is None or np.all(counts[sizes > 0] == b):
+        return None
+    return want * sizes[:, None] / np.maximum(counts, 1)[:, None]
+
+
 def _f_empty_nan(case, want):
     sizes = _sizes(case)
     if sizes is None or not np.any(sizes == 0):
@@ -163,9 +182,17 @@ FWD_MISTAKES = [
         _f_by_total,
     ),
     Mistake(
+        "divided-by-distinct",
+        f"{MEAN} divided each bag's sum by the number of distinct ids in it; the mean of bag b "
+        "divides by the size of bag b, which counts a repeated id every time it occurs "
+        "(np.unique drops the repeats)",
+        _f_by_distinct,
+    ),
+    Mistake(
         "divided-by-bags",
-        f"{MEAN} divided every bag's sum by the number of bags B = len(offsets); the "
-        "mean of bag b divides by the size of bag b",
+        f"{MEAN} divided every bag's sum by the number of bags B = len(offsets) (or by the "
+        "number of distinct ids in each bag, where that is B too); the mean of bag b divides by "
+        "the size of bag b",
         _f_by_bags,
     ),
     Mistake(
@@ -263,17 +290,24 @@ def _b_overwritten(case, want):
 
 
 def _b_last_dropped(case, want):
-    """The expected gradient without the last bag: the rows of its ids are zero (None when one
-    of them also occurs in another bag, or the last bag is empty)."""
+    """The expected gradient without the last bag: the rows of the ids only it holds are zero,
+    and an id that also occurs in another bag loses the last bag's share, its count there
+    times grad_out[-1] (over the last bag's size, mode="mean"). None when the last bag is
+    empty."""
     if _b_bags(case) is None:
         return None
     ids, bag, sizes = _b_bags(case)
-    last = bag == len(sizes) - 1
-    dropped = np.unique(ids[last])
-    if sizes[-1] == 0 or np.isin(dropped, ids[~last]).any():
+    if sizes[-1] == 0:
         return None
+    last = bag == len(sizes) - 1
+    q_last = np.asarray(case.args[2], dtype=np.float64)[-1]
+    share = q_last / sizes[-1] if _mode(case) == "mean" else q_last
     out = np.array(want, dtype=np.float64)
-    out[dropped] = 0.0
+    for v in np.unique(ids[last]):
+        if np.isin(v, ids[~last]):
+            out[v] -= np.count_nonzero(ids[last] == v) * share
+        else:
+            out[v] = 0.0
     return out
 
 
@@ -468,9 +502,9 @@ mean_judge = with_drift_hint(
 
 
 def excusing(judge, excused, fname=MEAN):
-    """``judge`` for a cell that grades one property (empty bags, dtype), not a mistake another
-    cell names: where the student's values are a mistake of ``excused`` (its model, on this
-    case), that cell has charged it, so this one checks only the dtype (E's, as the model's)."""
+    """``judge`` for a cell that grades one property (shape, empty bags, dtype), not a mistake
+    another cell names: where the student's values are a mistake of ``excused`` (its model, on
+    this case), that cell has charged it, so this one checks only the dtype (the expected one)."""
     names = {m.name for m in excused}
 
     def wrapped(case, got, want):
@@ -491,7 +525,9 @@ def excusing(judge, excused, fname=MEAN):
 # The mean's divide (graded by the values cell) and its empty bags (graded by the empty-bags
 # cell): each costs its own cell only.
 DIVIDE_MISTAKES = [
-    m for m in FWD_MISTAKES if m.name in {"sum-not-mean", "divided-by-total", "divided-by-bags"}
+    m
+    for m in FWD_MISTAKES
+    if m.name in {"sum-not-mean", "divided-by-total", "divided-by-distinct", "divided-by-bags"}
 ]
 EMPTY_MISTAKES = [
     m
@@ -505,11 +541,38 @@ EMPTY_MISTAKES = [
         "wrong-bag-true-sizes",
     }
 ]
-mean_empty_judge = excusing(mean_judge, DIVIDE_MISTAKES)
-mean_dtype_judge = excusing(mean_judge, DIVIDE_MISTAKES + EMPTY_MISTAKES)
-mean_shape_judge = with_reduceat_hint(shape_judge(MEAN, [LAST_BAG_DROPPED]), MEAN, 1, 2)
+# The last bag left out is graded by the values cell (its docstring: the last bag runs to the end
+# of ids), whether the row is missing or zero: the other mean cells excuse it.
+mean_empty_judge = excusing(mean_judge, DIVIDE_MISTAKES + [LAST_BAG_DROPPED])
+mean_dtype_judge = excusing(mean_judge, DIVIDE_MISTAKES + EMPTY_MISTAKES + [LAST_BAG_DROPPED])
+mean_shape_judge = excusing(
+    with_reduceat_hint(shape_judge(MEAN, [LAST_BAG_DROPPED]), MEAN, 1, 2), [LAST_BAG_DROPPED]
+)
 backward_judge = with_reduceat_hint(array_judge(BWD, mistakes=BWD_MISTAKES), BWD, 0, 1)
 backward_shape_judge = with_reduceat_hint(shape_judge(BWD, [SHORT_GRADIENT]), BWD, 0, 1)
+
+# The backward's divide is graded by the mean cell (mode="mean") or the sum cell (mode="sum"),
+# the last bag by the mean cell: the other value cells excuse them (by id, so the hidden models
+# of the same mistakes are excused too).
+BWD_DIVIDE_MISTAKES = [
+    m
+    for m in BWD_MISTAKES
+    if m.name
+    in {"grad-sum-not-mean", "grad-mean-not-sum", "grad-divided-by-total", "grad-divided-by-bags"}
+]
+BWD_LAST_MISTAKES = [m for m in BWD_MISTAKES if m.name == "grad-last-bag-dropped"]
+
+
+def backward_cell_judges(judge):
+    """The sum, empty-bags and dtype cells' judges from the mean cell's ``judge``."""
+    return {
+        "sum": excusing(judge, BWD_LAST_MISTAKES, BWD),
+        "empty": excusing(judge, BWD_DIVIDE_MISTAKES + BWD_LAST_MISTAKES, BWD),
+        "dtype": excusing(judge, BWD_DIVIDE_MISTAKES + BWD_LAST_MISTAKES, BWD),
+    }
+
+
+_BWD_CELLS = backward_cell_judges(backward_judge)
 
 JUDGES = {
     MEAN: mean_judge,
@@ -517,6 +580,7 @@ JUDGES = {
     f"{MEAN}:empty": mean_empty_judge,
     f"{MEAN}:dtype": mean_dtype_judge,
     BWD: backward_judge,
+    **{f"{BWD}:{cell}": judge for cell, judge in _BWD_CELLS.items()},
     f"{BWD}:shape": backward_shape_judge,
     f"{BWD}:mode": mode_judge,
 }
