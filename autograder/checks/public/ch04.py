@@ -564,9 +564,11 @@ BWD_LAST_MISTAKES = [m for m in BWD_MISTAKES if m.name == "grad-last-bag-dropped
 
 
 def backward_cell_judges(judge):
-    """The sum, empty-bags and dtype cells' judges from the mean cell's ``judge``."""
+    """The sum, empty-bags and dtype cells' judges from the mean cell's ``judge``. The sum cell
+    excuses nothing: a last bag dropped in sum mode only would otherwise lose no point (the mean
+    cell sees mean mode only), so a last bag dropped in both modes costs the mean and sum cells."""
     return {
-        "sum": excusing(judge, BWD_LAST_MISTAKES, BWD),
+        "sum": judge,
         "empty": excusing(judge, BWD_DIVIDE_MISTAKES + BWD_LAST_MISTAKES, BWD),
         "dtype": excusing(judge, BWD_DIVIDE_MISTAKES + BWD_LAST_MISTAKES, BWD),
     }
