@@ -197,7 +197,13 @@ MISTAKES = {
     "works on copies (E = E.copy())": _mistake(
         answer("    E, m, v = E.copy(), m.copy(), v.copy()\n" + STEP),
         ARRAYS,
-        "did not change",
+        "E, m and v did not change",
+        id="step-not-in-place",
+    ),
+    "works on a copy of E alone (E = E.copy()): m and v change, E does not": _mistake(
+        answer("    E = E.copy()\n" + STEP),
+        ARRAYS,
+        "E did not change (m and v did)",
         id="step-not-in-place",
     ),
     "padding_idx ignored (the padding row trains)": _mistake(
