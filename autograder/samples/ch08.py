@@ -15,8 +15,9 @@ TRAIN = {
 }
 ARRAYS = {"test_train_step_update", "test_train_step_repeated", "test_train_step_padding"}
 PADDING = {"test_train_step_padding"}
-# the update cells with repeated ids (test_train_step_update's ids are distinct, as it says)
-REPEATS = {"test_train_step_repeated", "test_train_step_padding"}
+# the cell that charges a repeated-id mistake (test_train_step_update's ids are distinct, as it
+# says; the padding cell's batches repeat ids too, but it excuses a mistake that cell names)
+REPEATS = {"test_train_step_repeated"}
 
 
 HEAD = """
@@ -196,7 +197,13 @@ MISTAKES = {
     "works on copies (E = E.copy())": _mistake(
         answer("    E, m, v = E.copy(), m.copy(), v.copy()\n" + STEP),
         ARRAYS,
-        "did not change",
+        "E, m and v did not change",
+        id="step-not-in-place",
+    ),
+    "works on a copy of E alone (E = E.copy()): m and v change, E does not": _mistake(
+        answer("    E = E.copy()\n" + STEP),
+        ARRAYS,
+        "E did not change (m and v did)",
         id="step-not-in-place",
     ),
     "padding_idx ignored (the padding row trains)": _mistake(

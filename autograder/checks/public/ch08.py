@@ -248,6 +248,32 @@ def _repeated(s):
     return bool((s.counts > 1).any())
 
 
+def _kept(got, want, steps, dtype):
+    """The names of the arrays the caller still holds as they were (a copy updated, a name
+    rebound), where every other one is right: [] when none is, or another is wrong."""
+    if steps is None:
+        return []
+    kept = []
+    for name, g, w, b in zip(GRADED, got, want, (steps.E0, steps.m0, steps.v0), strict=True):
+        if near(g, w, dtype):
+            continue
+        if not near(g, b, dtype):
+            return []
+        kept.append(name)
+    return kept
+
+
+def kept_text(fname, kept, case):
+    """The message for arrays the caller's copy of which did not change (the others did)."""
+    others = [n for n in GRADED if n not in kept]
+    said = " and ".join(kept)
+    return (
+        f"{said} did not change ({' and '.join(others)} did) for {case.label}: {fname} must "
+        "update the caller's arrays in place (no copies, no rebinding: E[rows] -= ..., "
+        "m[rows] = ..., not E = E.copy() or m = b1 * m + ...)."
+    )
+
+
 def _arrays_judge(fname, ids_name, parts, mistakes, unchanged, hint=""):
     """Judge a function that changes E, m and v in place (arguments 0, 1, 2); ``hint`` ends
     the message of a difference no model names."""
@@ -268,6 +294,9 @@ def _arrays_judge(fname, ids_name, parts, mistakes, unchanged, hint=""):
             for g, a in zip(got.values, (steps.E0, steps.m0, steps.v0), strict=True)
         ):
             return unchanged.on(case)
+        kept = _kept(got.values, want.values, steps, dtype)
+        if kept:
+            return unchanged.said(kept_text(fname, kept, case))
         named = _named(case, got.values, want.values, dtype, mistakes, steps)
         if named:
             return named
@@ -541,8 +570,8 @@ TRAIN_MISTAKES += [
 T_MINUS_STEP = next(m for m in TRAIN_MISTAKES if m.name == "step-t-minus-one")
 STEP_NOT_IN_PLACE = Mistake(
     "step-not-in-place",
-    f"the caller's E, m and v did not change: {STEP} must update them in place "
-    "(sparse_adam_step_ does, if you hand it the caller's arrays, not copies)",
+    f"E, m and v did not change: {STEP} must update the caller's arrays in place (no copies, "
+    "no rebinding; sparse_adam_step_ does, if you hand it the caller's arrays)",
 )
 UNNAMED_HINT = (
     " train_step_ updates the table with your Part A sparse_adam_step_: if its own test cell "
@@ -676,27 +705,41 @@ def loss_judge(case, got, want):
 # them; the repeated-id and padding cells judge the rest of the step as run at the student's own
 # lr and t (each model is the reference's step at that lr or t), so one slip costs one cell.
 WIRING = {"lr-not-passed", "t-not-passed", "step-t-plus-one", "step-t-minus-one", "step-dense"}
+# The repeated-id mistakes: the repeated cell names and charges them. The padding cell's batches
+# repeat ids besides the padding id too, so there such a mistake passes while the padding row,
+# and its moments, stay as they were (what the padding cell grades).
+REPEATED = {"step-per-occurrence", "summed-rows-per-occurrence", "step-trap-overwrite"}
+
+
+def _padding_kept(case, got, want):
+    """A padding case whose padding row (of E, m and v) the student left as it was."""
+    s = _train_parts(case, want.values)
+    if s is None or s.pad is None:
+        return False
+    p, dtype = s.pad, want.values[0].dtype
+    before = (s.E0[p], s.m0[p], s.v0[p])
+    return all(near(g[p], b, dtype) for g, b in zip(got.values, before, strict=True))
 
 
 def wired_update_judge(case, got, want):
     """update_judge for the repeated-id and padding cells: a wiring slip (WIRING) that the update
     cell names and charges passes here, except a dense step that moved the padding row (that is
-    a padding failure too, and the message says so)."""
+    a padding failure too, and the message says so); in a padding case, so does a repeated-id
+    mistake (REPEATED) that left the padding row alone."""
     message = update_judge(case, got, want)
     mistake = getattr(message, "mistake", None)
+    if mistake in REPEATED and _padding_kept(case, got, want):
+        return None
     if mistake not in WIRING:
         return message
     if mistake == "step-dense":
         s = _train_parts(case, want.values)
-        if s is not None and s.pad is not None:
-            p, dtype = s.pad, want.values[0].dtype
-            before = (s.E0[p], s.m0[p], s.v0[p])
-            if not all(near(g[p], b, dtype) for g, b in zip(got.values, before, strict=True)):
-                return message.__class__(
-                    f"{message} The dense step also moved the padding row {p} (or its moments), "
-                    "which must never change: that is this cell's failure too.",
-                    mistake,
-                )
+        if s is not None and s.pad is not None and not _padding_kept(case, got, want):
+            return message.__class__(
+                f"{message} The dense step also moved the padding row {s.pad} (or its moments), "
+                "which must never change: that is this cell's failure too.",
+                mistake,
+            )
     return None
 
 
