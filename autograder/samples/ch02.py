@@ -331,6 +331,42 @@ def embedding_backward(ids, grad_out, V, padding_idx=None):
         says="float64 result for float32 gradients",
         id="float64-zeros",
     ),
+    "rows: float64 values for float32 gradients": Mistake(
+        {
+            "embedding_backward_rows": """
+def embedding_backward_rows(ids, grad_out):
+    flat = np.asarray(ids).reshape(-1)
+    g = grad_out.reshape(flat.size, grad_out.shape[-1])
+    rows, slot = np.unique(flat, return_inverse=True)
+    values = np.zeros((rows.size, g.shape[1]))  # float64 by default
+    np.add.at(values, slot.ravel(), g)
+    return rows, values
+"""
+        },
+        # charged once, by the values cell (its float32 case): the empty-ids cell excuses it
+        fails={"test_backward_rows"},
+        says="float64 result for float32 gradients",
+        id="float64-zeros",
+    ),
+    "rows: float64 values for empty ids only": Mistake(
+        {
+            "embedding_backward_rows": """
+def embedding_backward_rows(ids, grad_out):
+    flat = np.asarray(ids).reshape(-1)
+    d = grad_out.shape[-1]
+    if flat.size == 0:
+        return flat.astype(np.int64), np.zeros((0, d))  # float64 whatever grad_out's dtype
+    g = grad_out.reshape(flat.size, d)
+    rows, slot = np.unique(flat, return_inverse=True)
+    values = np.zeros((rows.size, d), dtype=grad_out.dtype)
+    np.add.at(values, slot.ravel(), g)
+    return rows, values
+"""
+        },
+        fails={"test_backward_rows_empty"},
+        says="float64 result for float32 gradients",
+        id="float64-zeros",
+    ),
     "rows not coalesced (one entry per position)": Mistake(
         {
             "embedding_backward_rows": """
