@@ -186,6 +186,25 @@ def embedding_backward(ids, grad_out, V, padding_idx=None):
         says="the padding row got gradient",
         id="padding-ignored",
     ),
+    "the padding row zeroed before the accumulation": Mistake(
+        {
+            "embedding_backward": """
+import numpy as np
+
+def embedding_backward(ids, grad_out, V, padding_idx=None):
+    flat = np.asarray(ids).reshape(-1)
+    out = np.zeros((V, grad_out.shape[-1]), dtype=grad_out.dtype)
+    if padding_idx is not None:
+        out[padding_idx] = 0  # too early: np.add.at below adds the padding ids' gradients back
+    np.add.at(out, flat, grad_out.reshape(-1, grad_out.shape[-1]))
+    return out
+"""
+        },
+        # the same values as padding_idx ignored on every case: the same mistake id
+        fails={"test_backward_padding"},
+        says="zeroing it before np.add.at",
+        id="padding-ignored",
+    ),
     "`if padding_idx:` skips padding row 0": Mistake(
         {
             "embedding_backward": """

@@ -166,7 +166,8 @@ BWD_MISTAKES = [
     Mistake(
         "padding-ignored",
         "the padding row got gradient: row padding_idx of the result must be all zeros, however "
-        "often the padding id occurs",
+        "often the padding id occurs. Zero it after the accumulation, or leave the padding ids "
+        "out of the sum: zeroing it before np.add.at lets the add put their gradients back",
         _pad_ignored_when(lambda p: True),
     ),
     Mistake(
