@@ -10,7 +10,7 @@ from .data import grads as _grads
 from .data import ids as _ids
 from .data import zipf as _zipf
 from .framework import Case, checks_for
-from .public.ch02 import backward_judge, rows_judge
+from .public.ch02 import backward_judge, rows_empty_companion, rows_empty_judge, rows_judge
 
 A = "02_sparse_backward"
 check = checks_for(A)
@@ -182,19 +182,27 @@ def backward_rows():
     ]
 
 
-@check("test_backward_rows_empty", ROWS, rows_judge)
+def empty_rows_case(label, ids, grad_out):
+    """An empty-ids case, with the student's own rows for three ids of the same dtype (a values
+    dtype wrong there too is test_backward_rows's to charge)."""
+    case = rows_case(label, ids, grad_out)
+    case.meta["companion"] = rows_empty_companion(case)
+    return case
+
+
+@check("test_backward_rows_empty", ROWS, rows_empty_judge)
 def backward_rows_empty():
     """embedding_backward_rows: no ids give rows of shape (0,) and values of shape (0, d)"""
     return [
-        rows_case(
+        empty_rows_case(
             "an empty ids array of shape (0,)", np.array([], dtype=np.int64), np.zeros((0, 2))
         ),
-        rows_case(
+        empty_rows_case(
             "empty ids of shape (2, 0), d = 3",
             np.zeros((2, 0), dtype=np.int64),
             np.zeros((2, 0, 3)),
         ),
-        rows_case(
+        empty_rows_case(
             "empty ids, float32 gradients (d = 4)",
             np.array([], dtype=np.int64),
             np.zeros((0, 4), dtype=np.float32),

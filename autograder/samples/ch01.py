@@ -251,6 +251,22 @@ def embedding_forward(E, ids):
         says="counted only the one-hot operand",
         id="one-hot-operand-only",
     ),
+    "building the one-hot counted in the product's bytes": Mistake(
+        {
+            "lookup_costs": """
+import math
+
+def lookup_costs(ids_shape, V, d):
+    N = math.prod(ids_shape)
+    build = 8 * N + 4 * N * V  # read the ids, write the (N x V) float32 one-hot
+    product = build + 4 * (N * V + V * d + N * d)
+    return 8 * N * d + 8 * N, 0, product, 2 * N * V * d
+"""
+        },
+        fails={"test_costs_product"},
+        says="counted building the one-hot in the product's bytes",
+        id="one-hot-construction-counted",
+    ),
     "N from the first axis only": Mistake(
         {"lookup_costs": _costs(n="ids_shape[0]")},
         fails={"test_costs_batch"},
@@ -283,6 +299,20 @@ def lookup_costs(ids_shape, V, d):
         fails={"test_predicted_ratio"},
         says="left out the per-call overhead",
         id="no-overhead",
+    ),
+    "the overhead added to the product only": Mistake(
+        {
+            "predicted_ratio": """
+def predicted_ratio(costs, bandwidth, rate, overhead):
+    gather_bytes, gather_flops, product_bytes, product_flops = costs
+    t_gather = max(gather_bytes / bandwidth, gather_flops / rate)
+    t_product = max(product_bytes / bandwidth, product_flops / rate) + overhead
+    return t_product / t_gather
+"""
+        },
+        fails={"test_predicted_ratio"},
+        says="added the per-call overhead to the product's time only",
+        id="overhead-on-product-only",
     ),
     "the product timed by its flops alone": Mistake(
         {

@@ -186,6 +186,25 @@ def embedding_backward(ids, grad_out, V, padding_idx=None):
         says="the padding row got gradient",
         id="padding-ignored",
     ),
+    "the padding row zeroed before the accumulation": Mistake(
+        {
+            "embedding_backward": """
+import numpy as np
+
+def embedding_backward(ids, grad_out, V, padding_idx=None):
+    flat = np.asarray(ids).reshape(-1)
+    out = np.zeros((V, grad_out.shape[-1]), dtype=grad_out.dtype)
+    if padding_idx is not None:
+        out[padding_idx] = 0  # too early: np.add.at below adds the padding ids' gradients back
+    np.add.at(out, flat, grad_out.reshape(-1, grad_out.shape[-1]))
+    return out
+"""
+        },
+        # the same values as padding_idx ignored on every case: the same mistake id
+        fails={"test_backward_padding"},
+        says="zeroing it before np.add.at",
+        id="padding-ignored",
+    ),
     "`if padding_idx:` skips padding row 0": Mistake(
         {
             "embedding_backward": """
@@ -328,6 +347,42 @@ def embedding_backward(ids, grad_out, V, padding_idx=None):
 """
         },
         fails={"test_backward_dtype"},
+        says="float64 result for float32 gradients",
+        id="float64-zeros",
+    ),
+    "rows: float64 values for float32 gradients": Mistake(
+        {
+            "embedding_backward_rows": """
+def embedding_backward_rows(ids, grad_out):
+    flat = np.asarray(ids).reshape(-1)
+    g = grad_out.reshape(flat.size, grad_out.shape[-1])
+    rows, slot = np.unique(flat, return_inverse=True)
+    values = np.zeros((rows.size, g.shape[1]))  # float64 by default
+    np.add.at(values, slot.ravel(), g)
+    return rows, values
+"""
+        },
+        # charged once, by the values cell (its float32 case): the empty-ids cell excuses it
+        fails={"test_backward_rows"},
+        says="float64 result for float32 gradients",
+        id="float64-zeros",
+    ),
+    "rows: float64 values for empty ids only": Mistake(
+        {
+            "embedding_backward_rows": """
+def embedding_backward_rows(ids, grad_out):
+    flat = np.asarray(ids).reshape(-1)
+    d = grad_out.shape[-1]
+    if flat.size == 0:
+        return flat.astype(np.int64), np.zeros((0, d))  # float64 whatever grad_out's dtype
+    g = grad_out.reshape(flat.size, d)
+    rows, slot = np.unique(flat, return_inverse=True)
+    values = np.zeros((rows.size, d), dtype=grad_out.dtype)
+    np.add.at(values, slot.ravel(), g)
+    return rows, values
+"""
+        },
+        fails={"test_backward_rows_empty"},
         says="float64 result for float32 gradients",
         id="float64-zeros",
     ),

@@ -99,6 +99,9 @@ GATHER_NO_IDS = Mistake("gather-no-ids", "the gather's bytes leave out the ids i
 IDS_INT32 = Mistake("ids-int32", "4 bytes per id: the ids are int64, 8 bytes each")
 GATHER_READS_ONLY = Mistake("gather-reads-only", "the gather's bytes count reads, not writes")
 GATHER_WHOLE_TABLE = Mistake("gather-whole-table", "the gather counted as reading the whole table")
+ONE_HOT_BUILT = Mistake(
+    "one-hot-construction-counted", "building the one-hot counted in the product's bytes"
+)
 FLOAT64_BYTES = Mistake("float64-bytes", "8 bytes per number: the table is float32")
 GATHER_FLOPS = Mistake("gather-flops", "the gather counted with arithmetic it does not do")
 MADDS_FOR_FLOPS = Mistake("madds-for-flops", "multiply-adds counted where flops (2 each) are due")
@@ -140,6 +143,17 @@ COST_MODELS = [
         GATHER_WHOLE_TABLE,
         lambda c, N, V, d, w: [{0: w[0] + 4 * V * d - 4 * N * d}, {0: w[0] + 4 * V * d}],
     ),
+    # building the one-hot: reading the ids (8N) and writing it (4NV), or as the chapter's timing
+    # counts F.one_hot(ids, V).to(float32): int64 written, read again, float32 written (20NV).
+    # Writing it alone (4NV) gives ONE_HOT_INT64's count, whose message names both readings.
+    (
+        ONE_HOT_BUILT,
+        lambda c, N, V, d, w: [
+            {2: w[2] + 4 * N * V + 8 * N},
+            {2: w[2] + 20 * N * V},
+            {2: w[2] + 20 * N * V + 8 * N},
+        ],
+    ),
     (FLOAT64_BYTES, lambda c, N, V, d, w: [{0: w[0] + 8 * N * d}, {2: 2 * w[2]}]),
     (MADDS_FOR_FLOPS, lambda c, N, V, d, w: [{3: w[3] // 2}]),
     (USEFUL_FLOPS, lambda c, N, V, d, w: [{3: 2 * N * d}, {3: N * d}]),
@@ -162,6 +176,10 @@ COST_MESSAGES = {
     "copies, and a byte moved is a byte read or written",
     GATHER_WHOLE_TABLE: "counted the whole table for the gather: it reads only the N rows it "
     "copies, so V does not enter the gather's bytes",
+    ONE_HOT_BUILT: "counted building the one-hot in the product's bytes: the product starts "
+    "from a one-hot already built and moves its operands and result only, the (N x V) one-hot "
+    "and the (V x d) table read and the (N x d) result written; the chapter times building it "
+    "(F.one_hot) as a method of its own",
     FLOAT64_BYTES: "counted 8 bytes per number: the table, the one-hot and the results are "
     "float32, 4 bytes per number",
     MADDS_FOR_FLOPS: "counted multiply-adds where flops are due: each multiply-add is 2 "
@@ -173,8 +191,10 @@ COST_MESSAGES = {
     PRODUCT_NO_TABLE: "left out reading the table: the product reads both of its operands, "
     "the (N x V) one-hot and the (V x d) table",
     PRODUCT_NO_OUTPUT: "left out the product's result: it writes N x d float32 numbers",
-    ONE_HOT_INT64: "counted the one-hot as int64 (8 bytes a number): the product multiplies a "
-    "float32 one-hot (F.one_hot's int64 is converted before the timed product)",
+    ONE_HOT_INT64: "counted the one-hot as int64 (8 bytes a number), or counted writing it "
+    "besides reading it (the same 4 * N * V bytes more): the product reads a float32 one-hot "
+    "already built (F.one_hot's int64 is converted before the timed product), and building it "
+    "is not the product's cost",
     ONE_AXIS: "took N from one axis of ids_shape: N is the number of ids, the product of all "
     "the shape's entries (B * T for a (B, T) batch, 1 for a 0-d id)",
     INT32_OVERFLOW: "overflowed: the counts wrapped around like 32-bit integers (np.int32 holds "
@@ -302,6 +322,22 @@ BYTES_ONLY = Mistake(
     "flops / rate, is usually the larger bound",
     _roofline_variant(lambda b, f, bw, r, t0: b / bw + t0),
 )
+
+
+def _overhead_on_product(case):
+    """Both formulations by the roofline, the overhead added to the product's time alone."""
+    costs, bw, rate, t0 = case.args
+    gb, gf, pb, pf = (float(c) for c in costs)
+    t_gather = max(gb / bw, gf / rate)
+    return None if t_gather == 0 else np.float64((max(pb / bw, pf / rate) + t0) / t_gather)
+
+
+OVERHEAD_PRODUCT_ONLY = Mistake(
+    "overhead-on-product-only",
+    "predicted_ratio added the per-call overhead to the product's time only: the gather is a "
+    "call too, so each formulation's time is max(bytes / bandwidth, flops / rate) + overhead",
+    lambda case, want: _overhead_on_product(case),
+)
 FLOPS_ONLY = Mistake(
     "flops-only",
     "predicted_ratio timed both formulations by their flops alone: the gather does no "
@@ -326,7 +362,15 @@ PRODUCT_FLOPS_ONLY = Mistake(
     "max(bytes / bandwidth, flops / rate) + overhead",
     _product_by_flops,
 )
-RATIO_MISTAKES = [SUM_NOT_MAX, NO_OVERHEAD, INVERTED, BYTES_ONLY, FLOPS_ONLY, PRODUCT_FLOPS_ONLY]
+RATIO_MISTAKES = [
+    SUM_NOT_MAX,
+    NO_OVERHEAD,
+    INVERTED,
+    BYTES_ONLY,
+    OVERHEAD_PRODUCT_ONLY,
+    FLOPS_ONLY,
+    PRODUCT_FLOPS_ONLY,
+]
 
 # Every mistake this chapter recognises (judges.COMMON besides): ids unique within the chapter.
 MISTAKES = [*FWD_MISTAKES, ONE_HOT_FLAT, *COST_MISTAKES, *RATIO_MISTAKES]

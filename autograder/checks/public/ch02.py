@@ -15,6 +15,7 @@ from ..judges import (
     Mistake,
     array_judge,
     common_problems,
+    mistake_id,
     row_ids_problem,
 )
 from ..visible import make_expect
@@ -165,7 +166,8 @@ BWD_MISTAKES = [
     Mistake(
         "padding-ignored",
         "the padding row got gradient: row padding_idx of the result must be all zeros, however "
-        "often the padding id occurs",
+        "often the padding id occurs. Zero it after the accumulation, or leave the padding ids "
+        "out of the sum: zeroing it before np.add.at lets the add put their gradients back",
         _pad_ignored_when(lambda p: True),
     ),
     Mistake(
@@ -308,5 +310,26 @@ def rows_judge(case, got, want):
     return None
 
 
-JUDGES = {BWD: backward_judge, ROWS: rows_judge}
-expect = make_expect(JUDGES, MISTAKES)
+def rows_empty_companion(case):
+    """The call of the student's own embedding_backward_rows an empty-ids case asks for (the whole
+    return): three ids, two of them repeated, with gradients of the case's width and dtype."""
+    g = np.asarray(case.args[1])
+    return (ROWS, [(np.array([1, 0, 1]), np.ones((3, g.shape[-1]), dtype=g.dtype))], "whole")
+
+
+def rows_empty_judge(case, got, want):
+    """The empty-ids cell grades the shapes (and dtype) of rows and values for no ids. A values
+    dtype that the student's own function also gives for ids that occur (float64 values for
+    float32 gradients) is the values cell's to charge (its float32 case), so it costs this cell
+    nothing; a wrong dtype for empty ids only is this cell's own."""
+    msg = rows_judge(case, got, want)
+    if mistake_id(msg) not in {FLOAT64_ZEROS.name, WRONG_DTYPE.name}:
+        return msg
+    own = (got.companion or [None])[0]
+    if own and len(own) == 2 and own[1][1] == str(got.values[1].dtype):
+        return None
+    return msg
+
+
+JUDGES = {BWD: backward_judge, ROWS: rows_judge, f"{ROWS}:empty": rows_empty_judge}
+expect = make_expect(JUDGES, MISTAKES, {f"{ROWS}:empty": rows_empty_companion})
