@@ -26,6 +26,7 @@ from ..judges import (
     common_problems,
     eps_moved_factor,
     explains,
+    forgiving,
     in_place_problem,
     mistake_id,
 )
@@ -470,10 +471,7 @@ def excusing(judge, excused=STEP_SIZE_MISTAKES):
     """``judge`` for a cell that is not about the step size: a wrong answer that a mistake of
     ``excused`` explains is charged by test_adam_bias_and_eps, not here."""
 
-    def wrapped(case, got, want):
-        msg = judge(case, got, want)
-        return None if msg and mistake_id(msg) in excused else msg
-
+    wrapped = forgiving(judge, excused)
     wrapped.__doc__ = judge.__doc__
     return wrapped
 

@@ -28,6 +28,7 @@ from ..judges import (
     Mistake,
     Outcome,
     common_problems,
+    forgiving,
 )
 from ..visible import make_expect
 
@@ -493,17 +494,6 @@ def part_a_pointer(case: Case, got, message):
         "pass first.)"
     )
     return Diagnosis(str(message) + tail, message.mistake)
-
-
-def forgiving(judge, graded_elsewhere):
-    """``judge``, but a recognised mistake of ``graded_elsewhere`` (ids) passes: another cell
-    grades it, so it costs that cell alone."""
-
-    def lenient(case: Case, got, want):
-        message = judge(case, got, want)
-        return None if getattr(message, "mistake", None) in graded_elsewhere else message
-
-    return lenient
 
 
 def tuple_judge(fname: str, names: list[str], mistakes=(), check_types: bool = False, only=None):
