@@ -79,6 +79,7 @@ $(STAMP): requirements.txt pyproject.toml
 venv: $(STAMP)
 
 book: $(STAMP)
+	python book/_ext/prerun.py || echo "prerun failed: jupyter-book executes the pages itself, one at a time"
 	jupyter-book build . --builder html -W --keep-going
 	@echo "website: $(CURDIR)/_build/html/index.html"
 

@@ -41,6 +41,8 @@ def built_site() -> Path:
     Set COURSE_SKIP_BUILD=1 to reuse an existing _build/html while iterating on site tests.
     """
     if not (os.environ.get("COURSE_SKIP_BUILD") and (SITE / "index.html").exists()):
+        # `make book`: the pages executed two at a time into the cache, then the build.
+        subprocess.run([sys.executable, "book/_ext/prerun.py"], cwd=ROOT, check=False)
         proc = subprocess.run(
             ["jupyter-book", "build", ".", "--builder", "html", "-W", "--keep-going"],
             cwd=ROOT,

@@ -8,7 +8,7 @@ echo "== ruff"
 ruff check .
 
 echo "== website (jupyter-book build -W)"
-jupyter-book build . --builder html -W --keep-going > _build.log 2>&1 || {
+{ python book/_ext/prerun.py && jupyter-book build . --builder html -W --keep-going; } > _build.log 2>&1 || {
   tail -n 80 _build.log; echo "the website build failed (full log: _build.log)"; exit 1; }
 echo "built in $((SECONDS - start)) s"
 
