@@ -345,7 +345,23 @@ MISTAKES = {
     np.add.at(g, slot.ravel(), np.reshape(grad_out, (flat.size, E.shape[1])))
 """
         + UPDATE,
-        ALL,
+        BIAS,  # at t = 1 it raises ZeroDivisionError: the other cells excuse that (and t >= 2)
+        "off by one",
+        id="t-minus-one",
+    ),
+    "t - 1 in the bias corrections, numpy scalars (NaN at t = 1)": _mistake(
+        """
+    flat = np.ravel(ids)
+    rows, slot = np.unique(flat, return_inverse=True)
+    g = np.zeros((rows.size, E.shape[1]), dtype=E.dtype)
+    np.add.at(g, slot.ravel(), np.reshape(grad_out, (flat.size, E.shape[1])))
+    b1, b2 = betas
+    m[rows] = b1 * m[rows] + (1 - b1) * g
+    v[rows] = b2 * v[rows] + (1 - b2) * g ** 2
+    alpha = lr * np.sqrt(1 - b2 ** (t - 1)) / (1 - b1 ** (t - 1))   # 0 / 0 = nan at t = 1
+    E[rows] -= alpha * m[rows] / (np.sqrt(v[rows]) + eps)
+""",
+        BIAS,
         "off by one",
         id="t-minus-one",
     ),

@@ -310,6 +310,27 @@ def embedding_bag_mean(E, ids, offsets):
         says="expected float32",
         id="wrong-dtype",
     ),
+    "backward: the last bag's size taken as len(ids) - offsets[-2]": Mistake(
+        {
+            "embedding_bag_backward": """
+def embedding_bag_backward(ids, offsets, grad_out, V, mode="mean"):
+    if mode not in ("sum", "mean"):
+        raise ValueError(mode)
+    N = len(ids)
+    bag = np.searchsorted(offsets, np.arange(N), side="right") - 1
+    rows = grad_out[bag]
+    if mode == "mean":
+        sizes = np.append(np.diff(offsets), N - offsets[-2] if len(offsets) > 1 else N)
+        rows = rows / np.maximum(sizes, 1)[bag][:, None]
+    G = np.zeros((V, grad_out.shape[1]))
+    np.add.at(G, ids, rows)
+    return G.astype(grad_out.dtype)
+"""
+        },
+        fails={"test_bag_backward_mean"},
+        says="divided the last bag's gradient by a wrong size",
+        id="grad-last-bag-size",
+    ),
     "backward ignores mode (always sums)": Mistake(
         {
             "embedding_bag_backward": """

@@ -311,6 +311,70 @@ def _b_last_dropped(case, want):
     return out
 
 
+def _b_last_sizes(case):
+    """The sizes a wrong last bag size gives, for mode="mean": [(wrong sizes, true sizes)], one
+    per modelled form whose last size differs from the true one: the last bag not divided (its
+    size taken as 1: np.diff(offsets) padded with 1, or np.diff(offsets, append=offsets[-1])
+    with the 0 made 1), and its size taken as len(ids) - offsets[-2] (the start of the bag
+    before it)."""
+    if _mode(case) != "mean" or _b_bags(case) is None:
+        return []
+    ids, _, sizes = _b_bags(case)
+    offsets = np.asarray(case.args[1]).astype(np.int64)
+    if sizes.size == 0 or sizes[-1] == 0:
+        return []
+    forms = [1]
+    if offsets.size > 1:
+        forms.append(ids.shape[0] - int(offsets[-2]))
+    out = []
+    for last in forms:
+        if last != sizes[-1]:
+            wrong = sizes.copy()
+            wrong[-1] = last
+            out.append(wrong)
+    return out
+
+
+def _ambiguous_last(case, want):
+    """True where the last bag not divided is mode="sum" too (every other bag has at most one
+    id): no message can tell grad-sum-not-mean from grad-last-bag-size there, so neither is
+    named."""
+    if _mode(case) != "mean" or _b_bags(case) is None:
+        return False
+    _, _, sizes = _b_bags(case)
+    return sizes.size > 0 and sizes[-1] > 1 and bool(np.all(sizes[:-1] <= 1))
+
+
+def _b_last_size(k):
+    """The expected gradient with the last bag's ids given grad_out[-1] over the k-th wrong
+    last size of _b_last_sizes instead of over the true one."""
+
+    def model(case, want):
+        forms = _b_last_sizes(case)
+        if len(forms) <= k or _ambiguous_last(case, want):
+            return None
+        ids, bag, sizes = _b_bags(case)
+        wrong = forms[k]
+        last = bag == len(sizes) - 1
+        q_last = np.asarray(case.args[2], dtype=np.float64)[-1]
+        out = np.array(want, dtype=np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            delta = q_last / max(int(wrong[-1]), 1) - q_last / sizes[-1]
+        for v in np.unique(ids[last]):
+            out[v] += np.count_nonzero(ids[last] == v) * delta
+        return out
+
+    return model
+
+
+def _not_if_ambiguous(model):
+    def wrapped(case, want):
+        return None if _ambiguous_last(case, want) else model(case, want)
+
+    wrapped.__doc__ = model.__doc__
+    return wrapped
+
+
 def _b_empty_nan(case, want):
     """The count matrix divided by bag sizes: an empty bag's 0/0 spreads NaN into every row."""
     sizes = _sizes(case)
@@ -363,13 +427,21 @@ SHORT_GRADIENT = Mistake(
     "has one row for every row of the table, V rows (rows no bag uses are zeros)",
     _b_short,
 )
+LAST_BAG_SIZE = Mistake(
+    "grad-last-bag-size",
+    f'{BWD} with mode="mean" divided the last bag\'s gradient by a wrong size: the last bag '
+    "runs from offsets[-1] to the end of ids, so its size is len(ids) - offsets[-1] (np.diff "
+    "gives B - 1 sizes: append len(ids) to offsets first, np.diff(np.append(offsets, len(ids))))",
+    (_b_last_size(0), _b_last_size(1)),
+)
 BWD_MISTAKES = [
     SHORT_GRADIENT,
+    LAST_BAG_SIZE,  # before grad-sum-not-mean: only the last bag's ids are off
     Mistake(
         "grad-sum-not-mean",
         f'{BWD} with mode="mean" gave each id its bag\'s whole gradient, as for '
         'mode="sum": with mean pooling each id receives its bag\'s gradient divided by the bag size',
-        _b_rescaled("mean", lambda s, n, b: s),
+        _not_if_ambiguous(_b_rescaled("mean", lambda s, n, b: s)),
     ),
     Mistake(
         "grad-mean-not-sum",
@@ -560,7 +632,9 @@ BWD_DIVIDE_MISTAKES = [
     if m.name
     in {"grad-sum-not-mean", "grad-mean-not-sum", "grad-divided-by-total", "grad-divided-by-bags"}
 ]
-BWD_LAST_MISTAKES = [m for m in BWD_MISTAKES if m.name == "grad-last-bag-dropped"]
+BWD_LAST_MISTAKES = [
+    m for m in BWD_MISTAKES if m.name in {"grad-last-bag-dropped", "grad-last-bag-size"}
+]
 
 
 def backward_cell_judges(judge):
