@@ -24,6 +24,14 @@ there. ``sharded_backward``'s mistakes are named from the results a case states 
 7 states its wrong curves): a model that computed them here would, with its defaults, be a
 working backward pasted into every released notebook. Route's wrong layouts are recognised by a
 predicate on the answer (``_sent_as``), never by routing afresh.
+
+Part C's ``lazy_decay_step_`` and ``flush_decay_`` change E and last in place and return None, so
+their cases grade both after the call (``output=("args", (0, 1))``). Their models start from the
+expected arrays: a touched row's expected step is f**gap * E0 - lr * G (f = 1 - lr * lam, gap =
+t - last), so lr * G is read back from it, and each mistake changes the factor or G. The value
+cells (``decay_values_judge``) let the two laziness mistakes (dense-decay, last-not-updated)
+pass: ``decay_lazy_judge`` (test_decay_lazy) alone charges them, judging only the untouched rows,
+last and the None returned, not the values of the touched rows.
 """
 
 from __future__ import annotations
