@@ -349,3 +349,66 @@ def test_a_lookup_index_error_on_a_bad_send_points_at_route():
     text = str(err.value)
     assert "shard 1 (2 rows) was sent row 4" in text and "fix route first" in text
     assert "a local row it does not have" in text
+
+
+# --------------------------------------------------------------------------------------------
+# Part C: lazy decay + flush equals torch.optim.SGD(weight_decay=lam) on the dense gradient
+# --------------------------------------------------------------------------------------------
+@st.composite
+def decay_runs(draw):
+    """A table, lr and lam, and T batches of ids (repeats likely, some rows never looked up,
+    some batches empty) with their gradient rows."""
+    V = draw(st.integers(1, 12))
+    d = draw(st.integers(1, 4))
+    T = draw(st.integers(1, 12))
+    lr = draw(st.sampled_from([0.5, 0.1, 0.03]))
+    lam = draw(st.sampled_from([0.0, 0.1, 0.5, 1.5]))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    hot = max(1, V // 2)  # the ids come from the first half of the table: the rest is never seen
+    batches = []
+    for _ in range(T):
+        n = draw(st.integers(0, 6))
+        ids = rng.integers(0, hot, size=n)
+        batches.append((ids, rng.standard_normal((n, d))))
+    return rng.standard_normal((V, d)), lr, lam, batches
+
+
+@settings(max_examples=150, deadline=None)
+@given(decay_runs())
+def test_lazy_decay_and_flush_equal_torch_sgd_with_weight_decay(run):
+    """For plain SGD the coupled L2 step E - lr (G + lam E) and the decoupled (1 - lr lam) E -
+    lr G are the same, so torch's SGD(weight_decay=lam) on the dense gradient is the dense rule;
+    the lazy steps, then the flush at T, give it to float64 rounding."""
+    E0, lr, lam, batches = run
+    V, d = E0.shape
+    E, last = E0.copy(), np.zeros(V, dtype=np.int64)
+    param = torch.nn.Parameter(torch.from_numpy(E0.copy()))
+    opt = torch.optim.SGD([param], lr=lr, weight_decay=lam)
+    for t, (ids, g) in enumerate(batches, start=1):
+        assert REF.lazy_decay_step_(E, last, ids, g, lr, lam, t) is None
+        touched = np.zeros(V, dtype=bool)
+        touched[ids] = True
+        assert (last[touched] == t).all()  # the rows ids touches are up to date, the others wait
+        G = torch.zeros(V, d, dtype=torch.float64)
+        G.index_add_(0, torch.from_numpy(ids), torch.from_numpy(g))
+        param.grad = G
+        opt.step()
+    T = len(batches)
+    assert REF.flush_decay_(E, last, T, lr, lam) is None
+    assert (last == T).all()
+    np.testing.assert_allclose(E, param.detach().numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_lazy_decay_step_touches_only_the_rows_in_ids():
+    """A step leaves every other row of E and of last as it was, bit for bit."""
+    rng = np.random.default_rng(0)
+    E, last = rng.standard_normal((10, 3)), np.array([0, 3, 1, 0, 2, 5, 0, 4, 1, 0])
+    E_before, last_before = E.copy(), last.copy()
+    ids = np.array([5, 1, 5, 7])
+    REF.lazy_decay_step_(E, last, ids, rng.standard_normal((4, 3)), 0.1, 0.5, 6)
+    other = np.setdiff1d(np.arange(10), ids)
+    assert np.array_equal(E[other], E_before[other]) and np.array_equal(
+        last[other], last_before[other]
+    )
+    assert (last[[1, 5, 7]] == 6).all()

@@ -18,14 +18,21 @@ from .framework import Case, checks_for
 from .public.ch09 import (
     BACKWARD,
     DEQUANT,
+    FLUSH,
+    FLUSH_NAMES,
     LOOKUP,
     OFFSET_NOT_ROUNDED,
     QUANT,
     ROUTE,
+    STEP,
+    STEP_NAMES,
     backward_judge,
     bits_judge,
+    decay_lazy_judge,
+    decay_values_judge,
     degenerate_rows,
     dequant_judge,
+    flush_judge,
     lookup_judge,
     near,
     quant_judge,
@@ -661,4 +668,339 @@ def backward_uneven():
         ),
         bk("shards of 7 and 2 rows, uneven batches", [7, 2], _batches(9, [1, 15], 984), 4, 985),
         bk("every batch empty", [3, 3], [np.array([], np.int64)] * 2, 2, 986),
+    ]
+
+
+# --------------------------------------------------------------------------------------------
+# Checks: lazy_decay_step_ and flush_decay_ (Part C)
+# --------------------------------------------------------------------------------------------
+def _lazy_step(E, last, ids, g, lr, lam, t):
+    """A working lazy step (kept here, never in the released helpers): the states the cases
+    start from are tables after lazy runs."""
+    rows, slot = np.unique(np.asarray(ids, np.int64), return_inverse=True)
+    G = np.zeros((rows.size, E.shape[1]))
+    np.add.at(G, slot.reshape(-1), g)
+    E[rows] = (1 - lr * lam) ** (t - last[rows])[:, None] * E[rows] - lr * G
+    last[rows] = t
+
+
+def _zipf_ids(V, n, rng):
+    p = 1.0 / np.arange(1, V + 1) ** 1.1
+    return rng.choice(V, size=n, p=p / p.sum())
+
+
+def lazy_state(V, d, T, seed, lr=0.1, lam=0.5, per_step=8):
+    """(E, last) after T lazy steps of Zipf ids from a normal table: the rare rows lag behind,
+    some were never looked up (last = 0)."""
+    rng = np.random.default_rng(seed)
+    E, last = rng.standard_normal((V, d)), np.zeros(V, np.int64)
+    for t in range(1, T + 1):
+        ids = _zipf_ids(V, per_step, rng)
+        _lazy_step(E, last, ids, rng.standard_normal((per_step, d)), lr, lam, t)
+    return E, last
+
+
+def random_state(V, d, t, seed, most=None):
+    """A normal table and last drawn in [t - most, t - 1] (at least 0): gaps of 1 to most."""
+    rng = np.random.default_rng(seed)
+    most = t if most is None else most
+    return rng.standard_normal((V, d)), rng.integers(max(0, t - most), t, size=V).astype(np.int64)
+
+
+def ds(label, E, last, ids, g, lr, lam, t, shown=False) -> Case:
+    meta = {"arg_names": STEP_NAMES, **({"shown": True} if shown else {})}
+    args = (np.asarray(E, np.float64), np.asarray(last, np.int64), ids, g, lr, lam, t)
+    return Case(label, args, output=("args", (0, 1)), meta=meta)
+
+
+def _grads_for(ids, d, seed):
+    return np.random.default_rng(seed).standard_normal((np.size(ids), d))
+
+
+def _distinct_ids(V, n, seed):
+    return np.random.default_rng(seed).permutation(V)[:n].astype(np.int64)
+
+
+WORKED_E = np.array([[1.0, 2.0], [2.0, -4.0], [3.0, 0.0], [-2.0, 4.0]])
+WORKED_LAST = np.array([0, 2, 0, 1])
+
+
+@check("test_decay_step", STEP, decay_values_judge)
+def decay_step():
+    """lazy_decay_step_: each touched row caught up by (1 - lr * lam) ** (t - last[i]), then its gradient step"""
+    E21, last21 = lazy_state(50, 8, 20, 1900)
+    ids21 = _distinct_ids(50, 10, 1901)
+    E50, last50 = random_state(60, 4, 50, 1902, most=50)
+    ids50 = _distinct_ids(60, 30, 1903)
+    E10, last10 = random_state(20, 3, 12, 1904, most=10)
+    ids10 = _distinct_ids(20, 12, 1905)
+    E1, last1 = random_state(15, 1, 7, 1906)
+    ids1 = _distinct_ids(15, 6, 1907)
+    return [
+        ds(
+            "ids [3, 0] at t = 3, last [0, 2, 0, 1], lr = 0.1, lam = 0.5",
+            WORKED_E,
+            WORKED_LAST,
+            np.array([3, 0]),
+            np.array([[1.0, 1.0], [2.0, 0.0]]),
+            0.1,
+            0.5,
+            3,
+            shown=True,
+        ),
+        ds(
+            "10 distinct ids at t = 21 into a (50, 8) table after 20 lazy steps",
+            E21,
+            last21,
+            ids21,
+            _grads_for(ids21, 8, 1908),
+            0.1,
+            0.5,
+            21,
+        ),
+        ds(
+            "30 distinct ids at t = 50, gaps of up to 50 steps",
+            E50,
+            last50,
+            ids50,
+            _grads_for(ids50, 4, 1909),
+            0.05,
+            0.2,
+            50,
+        ),
+        ds(
+            "12 distinct ids with lr = 0.5, lam = 1 (a factor of 0.5 per step)",
+            E10,
+            last10,
+            ids10,
+            _grads_for(ids10, 3, 1910),
+            0.5,
+            1.0,
+            12,
+        ),
+        ds(
+            "6 distinct ids into a table with d = 1",
+            E1,
+            last1,
+            ids1,
+            _grads_for(ids1, 1, 1911),
+            0.1,
+            0.3,
+            7,
+        ),
+    ]
+
+
+@check("test_decay_repeats", STEP, decay_values_judge)
+def decay_repeats():
+    """lazy_decay_step_: a repeated id is caught up once and gets the sum of its occurrences' gradients"""
+    rng = np.random.default_rng(1920)
+    Ez, lastz = random_state(50, 4, 30, 1921, most=20)
+    zipf = _zipf_ids(50, 200, rng)
+    E5, last5 = random_state(8, 3, 9, 1922)
+    five = np.array([6, 6, 2, 6, 6, 6])
+    Et, lastt = lazy_state(30, 5, 15, 1923)
+    twice = rng.permutation(np.repeat(_distinct_ids(30, 10, 1924), 2))
+    return [
+        ds(
+            "ids [1, 3, 1] at t = 3, last [0, 2, 0, 1], lr = 0.1, lam = 0.5",
+            WORKED_E,
+            WORKED_LAST,
+            np.array([1, 3, 1]),
+            np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]]),
+            0.1,
+            0.5,
+            3,
+            shown=True,
+        ),
+        ds(
+            "200 Zipf ids into a (50, 4) table at t = 30",
+            Ez,
+            lastz,
+            zipf,
+            _grads_for(zipf, 4, 1925),
+            0.05,
+            0.5,
+            30,
+        ),
+        ds(
+            "id 6 five times and id 2 once at t = 9",
+            E5,
+            last5,
+            five,
+            _grads_for(five, 3, 1926),
+            0.1,
+            0.5,
+            9,
+        ),
+        ds(
+            "10 ids twice each, shuffled, after 15 lazy steps (t = 16)",
+            Et,
+            lastt,
+            twice,
+            _grads_for(twice, 5, 1927),
+            0.1,
+            0.5,
+            16,
+        ),
+    ]
+
+
+@check("test_decay_lazy", STEP, decay_lazy_judge)
+def decay_lazy():
+    """lazy_decay_step_: rows not in ids keep E and last, last[ids] becomes t, in place, returns None"""
+    E100, last100 = random_state(100, 4, 10, 1930)
+    ids100 = _distinct_ids(100, 10, 1931)
+    Er, lastr = lazy_state(40, 3, 25, 1932)
+    rep = _zipf_ids(40, 30, np.random.default_rng(1933))
+    return [
+        ds(
+            "id 2 at t = 4 in a (5, 2) table, last [1, 1, 0, 2, 0]",
+            np.arange(10.0).reshape(5, 2),
+            np.array([1, 1, 0, 2, 0]),
+            np.array([2]),
+            np.array([[1.0, -1.0]]),
+            0.1,
+            0.5,
+            4,
+            shown=True,
+        ),
+        ds(
+            "10 of 100 rows at t = 10",
+            E100,
+            last100,
+            ids100,
+            _grads_for(ids100, 4, 1934),
+            0.1,
+            0.5,
+            10,
+        ),
+        ds(
+            "30 Zipf ids (repeats) after 25 lazy steps (t = 26)",
+            Er,
+            lastr,
+            rep,
+            _grads_for(rep, 3, 1935),
+            0.1,
+            0.5,
+            26,
+        ),
+    ]
+
+
+@check("test_decay_edges", STEP, decay_values_judge)
+def decay_edges():
+    """lazy_decay_step_: no ids, a row already up to date at step t (t == last[i]), and lam = 0 (plain SGD)"""
+    Eb, lastb = random_state(30, 4, 8, 1940)
+    lastb[[3, 7, 11]] = 8
+    up_to_date = np.array([7, 3, 11])
+    mixed = np.array([3, 0, 11, 20, 7])
+    El, lastl = random_state(25, 3, 6, 1941)
+    ids_l = _distinct_ids(25, 9, 1942)
+    return [
+        ds(
+            "no ids at t = 3 (nothing changes)",
+            WORKED_E,
+            WORKED_LAST,
+            np.array([], dtype=np.int64),
+            np.zeros((0, 2)),
+            0.1,
+            0.5,
+            3,
+            shown=True,
+        ),
+        ds(
+            "ids [1, 0] at t = 2, row 1 up to date already (last[1] = 2)",
+            WORKED_E,
+            WORKED_LAST,
+            np.array([1, 0]),
+            np.array([[1.0, 1.0], [0.0, 1.0]]),
+            0.1,
+            0.5,
+            2,
+            shown=True,
+        ),
+        ds(
+            "ids [0, 2] at t = 3 with lam = 0",
+            WORKED_E,
+            WORKED_LAST,
+            np.array([0, 2]),
+            np.array([[1.0, 0.0], [0.0, 1.0]]),
+            0.1,
+            0.0,
+            3,
+            shown=True,
+        ),
+        ds(
+            "no ids into a (30, 4) table at t = 9",
+            Eb,
+            lastb,
+            np.array([], dtype=np.int64),
+            np.zeros((0, 4)),
+            0.1,
+            0.5,
+            9,
+        ),
+        ds(
+            "three rows up to date at step 8 already, t = 8",
+            Eb,
+            lastb,
+            up_to_date,
+            _grads_for(up_to_date, 4, 1943),
+            0.1,
+            0.5,
+            8,
+        ),
+        ds(
+            "rows up to date and rows behind together, t = 8",
+            Eb,
+            lastb,
+            mixed,
+            _grads_for(mixed, 4, 1944),
+            0.1,
+            0.5,
+            8,
+        ),
+        ds(
+            "9 distinct ids with lam = 0 (plain sparse SGD)",
+            El,
+            lastl,
+            ids_l,
+            _grads_for(ids_l, 3, 1945),
+            0.2,
+            0.0,
+            6,
+        ),
+        ds("int32 ids", El, lastl, ids_l.astype(np.int32), _grads_for(ids_l, 3, 1946), 0.1, 0.5, 6),
+    ]
+
+
+def fl(label, E, last, T, lr, lam, shown=False) -> Case:
+    meta = {"arg_names": FLUSH_NAMES, **({"shown": True} if shown else {})}
+    args = (np.asarray(E, np.float64), np.asarray(last, np.int64), T, lr, lam)
+    return Case(label, args, output=("args", (0, 1)), meta=meta)
+
+
+@check("test_decay_flush", FLUSH, flush_judge)
+def flush_values():
+    """flush_decay_: every row multiplied by (1 - lr * lam) ** (T - last[i]), the rows never looked up too"""
+    E30, last30 = lazy_state(80, 4, 30, 1950)
+    Er, lastr = random_state(40, 3, 50, 1951)
+    Ek, lastk = lazy_state(20, 2, 10, 1952, lr=0.2, lam=1.0)
+    return [
+        fl(
+            "rows last up to date at steps 4, 1 and 0, flushed at T = 4",
+            np.array([[1.0, 2.0], [3.0, 0.0], [-2.0, 4.0]]),
+            np.array([4, 1, 0]),
+            4,
+            0.1,
+            0.5,
+            shown=True,
+        ),
+        fl("a (80, 4) table after 30 lazy steps of Zipf ids", E30, last30, 30, 0.1, 0.5),
+        fl("the same table flushed at T = 40 (ten empty steps after)", E30, last30, 40, 0.1, 0.5),
+        fl("last drawn in [0, 49], T = 50", Er, lastr, 50, 0.05, 0.3),
+        fl("every row up to date already", Er, np.full(40, 50), 50, 0.05, 0.3),
+        fl("lr = 0.2, lam = 1 after 10 lazy steps", Ek, lastk, 10, 0.2, 1.0),
+        fl("lam = 0: nothing to decay, last still set", E30, last30, 30, 0.1, 0.0),
     ]

@@ -108,6 +108,39 @@ def sharded_backward(shard_rows, sends, counts, owners, grads):
 """
 
 
+# Part C: a lazy step written from the docstring, with one hook per classic mistake.
+_DECAY = """
+def lazy_decay_step_(E, last, ids, grad_rows, lr, lam, t):
+    ids = np.asarray(ids).astype(np.int64)
+    if ids.size == 0:
+        return None
+    rows = np.unique(ids)
+    G = np.zeros(E.shape)
+    {accumulate}
+    {catch_up}
+    E[rows] -= lr * G[rows]
+    {last}
+    return None
+"""
+_DECAY_RIGHT = dict(
+    accumulate="np.add.at(G, ids, grad_rows)",
+    catch_up="E[rows] *= ((1 - lr * lam) ** (t - last[rows]))[:, None]",
+    last="last[rows] = t",
+)
+_FLUSH = """
+def flush_decay_(E, last, T, lr, lam):
+    E *= ((1 - lr * lam) ** (T - last))[:, None]
+    last[:] = T
+"""
+
+
+def decay_src(**changes) -> str:
+    return _DECAY.format(**{**_DECAY_RIGHT, **changes})
+
+
+DECAY_CELLS = {"test_decay_step", "test_decay_repeats", "test_decay_edges"}
+
+
 ALTERNATIVES = {
     "loop over rows in float64, FBGEMM's 1e-8": {
         "quantize_rows": """
@@ -283,6 +316,49 @@ def sharded_backward(shard_rows, sends, counts, owners, grads):
             onehot[np.arange(len(block)), block] = 1.0
             out[s] += onehot.T @ g_sent[at[s]:at[s + 1]]
     return [o.astype(grads[0].dtype) for o in out]
+""",
+    },
+    "lazy decay: np.unique + np.add.at, catch-up by np.power": {
+        "lazy_decay_step_": decay_src(
+            catch_up="E[rows] = np.power(1 - lr * lam, t - last[rows])[:, None] * E[rows]"
+        ),
+        "flush_decay_": _FLUSH,
+    },
+    "lazy decay: a loop over the occurrences, catch-up by repeated multiplication": {
+        "lazy_decay_step_": """
+def lazy_decay_step_(E, last, ids, grad_rows, lr, lam, t):
+    for n, i in enumerate(ids):
+        for _ in range(t - int(last[i])):  # one factor per step the row missed
+            E[i] = E[i] * (1 - lr * lam)
+        last[i] = t  # a second occurrence owes nothing more
+        E[i] = E[i] - lr * grad_rows[n]
+""",
+        "flush_decay_": """
+def flush_decay_(E, last, T, lr, lam):
+    for i in range(len(last)):
+        while last[i] < T:
+            E[i] = E[i] * (1 - lr * lam)
+            last[i] += 1
+""",
+    },
+    "lazy decay: np.bincount per column, a dense factor only for the touched rows": {
+        "lazy_decay_step_": """
+def lazy_decay_step_(E, last, ids, grad_rows, lr, lam, t):
+    ids = np.ravel(ids).astype(np.intp)
+    V, d = E.shape
+    counts = np.bincount(ids, minlength=V)
+    touched = counts > 0
+    G = np.stack([np.bincount(ids, weights=grad_rows[:, j], minlength=V) for j in range(d)], axis=1)
+    factor = np.exp((t - last[touched]) * np.log1p(-lr * lam)) if lr * lam < 1 else 0.0
+    E[touched] = (factor * E[touched].T).T - lr * G[touched]
+    last[touched] = t
+""",
+        "flush_decay_": """
+def flush_decay_(E, last, T, lr, lam):
+    for i in np.flatnonzero(last < T):
+        E[i] *= (1 - lr * lam) ** int(T - last[i])
+    last.fill(T)
+    return None
 """,
     },
 }
@@ -663,6 +739,118 @@ def sharded_backward(shard_rows, sends, counts, owners, grads):
         fails={"test_sharded_backward", "test_sharded_backward_uneven"},
         says="as tall as the whole table",
         id="full-table-gradient",
+    ),
+    "lazy decay: one factor per step instead of the catch-up": Mistake(
+        {"lazy_decay_step_": decay_src(catch_up="E[rows] *= 1 - lr * lam")},
+        fails=DECAY_CELLS,
+        says="instead of catching it up",
+        id="decay-once",
+    ),
+    "lazy decay: the catch-up one step too long (t - last + 1)": Mistake(
+        {
+            "lazy_decay_step_": decay_src(
+                catch_up="E[rows] *= ((1 - lr * lam) ** (t - last[rows] + 1))[:, None]"
+            )
+        },
+        fails=DECAY_CELLS,
+        says="one factor too many or too few",
+        id="catch-up-off-by-one",
+    ),
+    "lazy decay: the catch-up one step short (t - last - 1)": Mistake(
+        {
+            "lazy_decay_step_": decay_src(
+                catch_up="E[rows] *= ((1 - lr * lam) ** (t - last[rows] - 1))[:, None]"
+            )
+        },
+        fails=DECAY_CELLS,
+        says="one factor too many or too few",
+        id="catch-up-off-by-one",
+    ),
+    "lazy decay: a repeated id caught up once per occurrence (np.multiply.at)": Mistake(
+        {
+            "lazy_decay_step_": decay_src(
+                catch_up="np.multiply.at(E, ids, ((1 - lr * lam) ** (t - last[ids]))[:, None])"
+            )
+        },
+        fails={"test_decay_repeats"},
+        says="once per occurrence",
+        id="decay-per-occurrence",
+    ),
+    "lazy decay: a loop that writes last after all the occurrences": Mistake(
+        {
+            "lazy_decay_step_": """
+def lazy_decay_step_(E, last, ids, grad_rows, lr, lam, t):
+    for n, i in enumerate(ids):
+        E[i] = (1 - lr * lam) ** (t - last[i]) * E[i] - lr * grad_rows[n]
+    last[ids] = t
+"""
+        },
+        fails={"test_decay_repeats"},
+        says="once per occurrence",
+        id="decay-per-occurrence",
+    ),
+    "lazy decay: G[ids] = grad_rows keeps one row per repeated id": Mistake(
+        {"lazy_decay_step_": decay_src(accumulate="G[ids] = grad_rows")},
+        fails={"test_decay_repeats"},
+        says="kept one gradient row",
+        id="repeated-gradient-once",
+    ),
+    "lazy decay: E[ids] -= lr * grad_rows (the fancy-indexing trap)": Mistake(
+        {
+            "lazy_decay_step_": decay_src(accumulate="G[ids] = grad_rows").replace(
+                "    E[rows] -= lr * G[rows]", "    E[ids] -= lr * grad_rows"
+            )
+        },
+        fails={"test_decay_repeats"},
+        says="kept one gradient row",
+        id="repeated-gradient-once",
+    ),
+    "lazy decay: the gradient step first, then the catch-up": Mistake(
+        {
+            "lazy_decay_step_": decay_src(
+                catch_up="E[rows] -= lr * G[rows]\n"
+                "    E[rows] *= ((1 - lr * lam) ** (t - last[rows]))[:, None]\n"
+                "    G[rows] = 0"
+            )
+        },
+        fails=DECAY_CELLS,
+        says="after the gradient step",
+        id="decay-after-gradient",
+    ),
+    "lazy decay: last never written": Mistake(
+        {"lazy_decay_step_": decay_src(last="pass")},
+        fails={"test_decay_lazy"},
+        says="did not update last",
+        id="last-not-updated",
+    ),
+    "lazy decay: every row caught up at every step (dense)": Mistake(
+        {
+            "lazy_decay_step_": decay_src(
+                catch_up="E *= ((1 - lr * lam) ** (t - last))[:, None]", last="last[:] = t"
+            ).replace("    if ids.size == 0:\n        return None\n", "")
+        },
+        fails={"test_decay_lazy"},
+        says="changed rows that ids does not touch",
+        id="dense-decay",
+    ),
+    "lazy decay: the step returns E": Mistake(
+        {"lazy_decay_step_": decay_src().replace("    return None\n", "    return E\n")},
+        fails={"test_decay_lazy"},
+        says="returns None",
+        id="decay-returns-value",
+    ),
+    "flush: only the rows some batch looked up (last > 0)": Mistake(
+        {
+            "flush_decay_": """
+def flush_decay_(E, last, T, lr, lam):
+    seen = last > 0
+    E[seen] *= ((1 - lr * lam) ** (T - last[seen]))[:, None]
+    last[seen] = T
+"""
+        },
+        fails={"test_decay_flush"},
+        says="no batch looked up",
+        id="flush-skips-unseen",
     ),
 }
 

@@ -24,6 +24,14 @@ there. ``sharded_backward``'s mistakes are named from the results a case states 
 7 states its wrong curves): a model that computed them here would, with its defaults, be a
 working backward pasted into every released notebook. Route's wrong layouts are recognised by a
 predicate on the answer (``_sent_as``), never by routing afresh.
+
+Part C's ``lazy_decay_step_`` and ``flush_decay_`` change E and last in place and return None, so
+their cases grade both after the call (``output=("args", (0, 1))``). Their models start from the
+expected arrays: a touched row's expected step is f**gap * E0 - lr * G (f = 1 - lr * lam, gap =
+t - last), so lr * G is read back from it, and each mistake changes the factor or G. The value
+cells (``decay_values_judge``) let the two laziness mistakes (dense-decay, last-not-updated)
+pass: ``decay_lazy_judge`` (test_decay_lazy) alone charges them, judging only the untouched rows,
+last and the None returned, not the values of the touched rows.
 """
 
 from __future__ import annotations
@@ -38,6 +46,9 @@ from ..judges import (
     Mistake,
     array_judge,
     common_problems,
+    explains,
+    forgiving,
+    in_place_problem,
     one_array_problems,
     shape_judge,
 )
@@ -1087,6 +1098,301 @@ def quant_shape_judge(case, got, want) -> str | None:
     return problem or _quant_structure(case, got, want)
 
 
+# ------------------------------------------------------------------------------------------
+# lazy_decay_step_ and flush_decay_ (Part C): E and last change in place, both return None
+# ------------------------------------------------------------------------------------------
+# Every model starts from the case and the expected arrays (E1, last1), never from the rule: the
+# expected step of a touched row is E1 = f**gap * E0 - lr * G with f = 1 - lr * lam and gap =
+# t - last0, so lr * G is read back as f**gap * E0 - E1, and a mistake changes E1 by what it does
+# to the factor or to G.
+STEP, FLUSH = "lazy_decay_step_", "flush_decay_"
+STEP_NAMES = ["E", "last", "ids", "grad_rows", "lr", "lam", "t"]
+FLUSH_NAMES = ["E", "last", "T", "lr", "lam"]
+DECAY_GRADED = ("E", "last")
+
+
+def _args(case, names) -> dict:
+    given = dict(zip(names, case.args, strict=False))
+    given.update(case.kwargs)
+    return given
+
+
+class _StepParts:
+    """A lazy_decay_step_ case and its expected arrays, in float64."""
+
+    def __init__(self, case, want):
+        a = _args(case, STEP_NAMES)
+        self.E0 = np.array(a["E"], dtype=np.float64)
+        self.last0 = np.array(a["last"], dtype=np.int64)
+        self.E1 = np.array(want[0], dtype=np.float64)
+        self.last1 = np.array(want[1], dtype=np.int64)
+        self.flat = np.asarray(a["ids"]).reshape(-1).astype(np.int64)
+        d = self.E0.shape[1]
+        self.g = np.asarray(a["grad_rows"], dtype=np.float64).reshape(self.flat.size, d)
+        self.lr, self.lam, self.t = float(a["lr"]), float(a["lam"]), int(a["t"])
+        self.f = 1 - self.lr * self.lam
+        self.rows, self.counts = np.unique(self.flat, return_counts=True)
+        self.gap = self.t - self.last0  # (V,): the steps each row owes at step t
+        self.lrG = self.f ** self.gap[:, None] * self.E0 - self.E1  # right on the touched rows
+
+    def with_rows(self, rows, values):
+        """[E, last]: the expected E with ``rows`` replaced by ``values``, last as expected."""
+        E = self.E1.copy()
+        E[rows] = values
+        return [E, self.last1]
+
+
+def _decay_model(when=None):
+    """A model (parts -> [E, last]) for the cases with at least one id where ``when`` holds."""
+
+    def wrap(fn):
+        def model(case, want):
+            p = _StepParts(case, want)
+            if p.flat.size == 0 or (when is not None and not when(p)):
+                return None
+            return fn(p)
+
+        return model
+
+    return wrap
+
+
+def _exponent(change):
+    """The touched rows caught up by (1 - lr * lam) ** change(gap) instead of ** gap."""
+
+    @_decay_model()
+    def model(p):
+        r = p.rows
+        wrong = p.f ** change(p.gap[r])[:, None] * p.E0[r] - p.lrG[r]
+        return p.with_rows(r, wrong)
+
+    return model
+
+
+@_decay_model(lambda p: (p.counts > 1).any())
+def _decayed_per_occurrence(p):
+    """A row that occurs k times caught up k times (np.multiply.at, or one catch-up per
+    occurrence before last is written), its summed gradient applied once."""
+    r = p.rows
+    return p.with_rows(r, p.f ** (p.counts * p.gap[r])[:, None] * p.E0[r] - p.lrG[r])
+
+
+@_decay_model(lambda p: (p.counts > 1).any())
+def _loop_per_occurrence(p):
+    """A loop over the occurrences that catches the row up at each one (last written after the
+    loop): E <- f**gap * E - lr * g_n, once per occurrence, in order."""
+    E = p.E1.copy()
+    for i in p.rows[p.counts > 1]:
+        row = p.E0[i].copy()
+        for g in p.g[p.flat == i]:
+            row = p.f ** p.gap[i] * row - p.lr * g
+        E[i] = row
+    return [E, p.last1]
+
+
+@_decay_model(lambda p: (p.counts > 1).any())
+def _last_occurrence(p):
+    """A repeated id's gradient taken from its last occurrence only (E[ids] -= lr * g, or
+    G[ids] = g: a fancy-indexed write keeps one of the repeated rows)."""
+    E = p.E1.copy()
+    for i in p.rows:
+        E[i] = E[i] + p.lrG[i] - p.lr * p.g[p.flat == i][-1]
+    return [E, p.last1]
+
+
+@_decay_model(lambda p: p.lam != 0 and p.lr != 0)
+def _decay_after_gradient(p):
+    """The gradient step first, then the catch-up: f**gap * (E0 - lr * G)."""
+    r = p.rows
+    return p.with_rows(r, p.f ** p.gap[r][:, None] * (p.E0[r] - p.lrG[r]))
+
+
+@_decay_model()
+def _last_kept(p):
+    """E right, last left as it was."""
+    return [p.E1, p.last0]
+
+
+def _dense_decay(case, want):
+    """Every row caught up to step t (and every last set to t): right values, not lazy (no ids
+    too: then every row is caught up and nothing else happens)."""
+    p = _StepParts(case, want)
+    untouched = np.setdiff1d(np.arange(p.E0.shape[0]), p.rows)
+    E = p.E1.copy()
+    E[untouched] = p.f ** p.gap[untouched][:, None] * p.E0[untouched]
+    return [E, np.full_like(p.last1, p.t)]
+
+
+DECAY_ONCE = Mistake(
+    "decay-once",
+    f"{STEP} decayed a touched row once, by (1 - lr * lam), instead of catching it up: a row "
+    "that no batch touched since step last[i] owes the factors of the steps last[i] + 1, ..., t, "
+    "(1 - lr * lam) ** (t - last[i]) in all (eq-catch-up), this step's own factor included",
+    _exponent(lambda gap: np.ones_like(gap)),
+)
+OFF_BY_ONE = Mistake(
+    "catch-up-off-by-one",
+    f"{STEP} caught a row up by one factor too many or too few: last[i] is the step after which "
+    "row i is up to date, so at step t it owes the factors of steps last[i] + 1, ..., t, "
+    "(1 - lr * lam) ** (t - last[i]), not ** (t - last[i] + 1) nor ** (t - last[i] - 1)",
+    (_exponent(lambda gap: gap + 1), _exponent(lambda gap: gap - 1)),
+)
+PER_OCCURRENCE_DECAY = Mistake(
+    "decay-per-occurrence",
+    f"{STEP} caught a repeated id up once per occurrence: a row that occurs k times in ids is "
+    "still one row, owing (1 - lr * lam) ** (t - last[i]) once. Catch up the distinct rows "
+    "(np.unique(ids)) once, then apply each row's summed gradient",
+    (_decayed_per_occurrence, _loop_per_occurrence),
+)
+GRADIENT_ONCE = Mistake(
+    "repeated-gradient-once",
+    f"{STEP} kept one gradient row for an id that occurs several times: E[ids] -= lr * "
+    "grad_rows (or G[ids] = grad_rows) writes each repeated row once (chapter 3's trap). A row's "
+    "gradient is the sum of the grad_rows of all its occurrences: np.add.at",
+    _last_occurrence,
+)
+DECAY_AFTER = Mistake(
+    "decay-after-gradient",
+    f"{STEP} applied the catch-up after the gradient step, scaling lr * G too: the decoupled rule "
+    "decays the row as it was, then subtracts the gradient, E <- (1 - lr * lam) ** (t - last[i]) "
+    "* E - lr * G (the dense rule (1 - lr * lam) * E - lr * G, step by step)",
+    _decay_after_gradient,
+)
+LAST_NOT_UPDATED = Mistake(
+    "last-not-updated",
+    f"{STEP} did not update last: after the step the touched rows are up to date at step t, so "
+    "last[ids] = t; otherwise the next step and the flush decay them again for the same steps",
+    _last_kept,
+)
+DENSE_DECAY = Mistake(
+    "dense-decay",
+    f"{STEP} changed rows that ids does not touch: the step is lazy, so a row not in ids and its "
+    "last stay as they are (its pending factors are applied when a batch touches it, or by "
+    f"{FLUSH}); catching every row up at every step is the dense update the lazy rule avoids",
+    _dense_decay,
+)
+DECAY_RETURNS = Mistake(
+    "decay-returns-value",
+    f"{STEP} returned something: it changes E and last in place and returns None (like "
+    "list.sort(), or PyTorch's optimizer.step())",
+)
+
+
+def _flush_skipped_unseen(case, want):
+    """flush_decay_ that left the rows never looked up (last = 0) as they were."""
+    a = _args(case, FLUSH_NAMES)
+    last0 = np.asarray(a["last"], np.int64)
+    unseen = last0 == 0
+    if not unseen.any() or int(a["T"]) == 0 or float(a["lr"]) * float(a["lam"]) == 0:
+        return None
+    E = np.array(want[0], np.float64)
+    E[unseen] = np.asarray(a["E"], np.float64)[unseen]
+    return [E, None]
+
+
+FLUSH_UNSEEN = Mistake(
+    "flush-skips-unseen",
+    f"{FLUSH} left the rows that no batch looked up (last = 0) undecayed: dense decay shrinks "
+    "every row at every step, so a row never seen owes (1 - lr * lam) ** T, the most of all; "
+    "bring every row up to date, the ones with last = 0 too",
+    _flush_skipped_unseen,
+)
+STEP_MISTAKES = [
+    DECAY_ONCE,
+    OFF_BY_ONE,
+    PER_OCCURRENCE_DECAY,
+    GRADIENT_ONCE,
+    DECAY_AFTER,
+    LAST_NOT_UPDATED,
+    DENSE_DECAY,
+]
+
+
+def _near_all(a, b) -> bool:
+    return close(np.asarray(a, np.float64), np.asarray(b, np.float64), np.float64)
+
+
+def _decay_problems(case, got, want, fname):
+    problem = common_problems(case, got, want, fname)
+    if problem or want.error_type is not None:
+        return problem
+    return in_place_problem(case, got, want, fname, DECAY_GRADED)
+
+
+def _decay_where(case, fname, got, want) -> str:
+    g, w = got.values, want.values
+    if not _near_all(g[0], w[0]):
+        rows = differing_rows(g[0], w[0], np.float64)
+        r = rows[0] if rows else 0
+        text = f"{fname} left wrong values in E for {case.label}: rows {rows} differ"
+        return (
+            text + expected(case, f"E[{r}] is {fmt(g[0][r])}, expected {fmt(w[0][r])}", "; ") + "."
+        )
+    bad = np.flatnonzero(np.asarray(g[1]) != np.asarray(w[1]))[:6].tolist()
+    text = f"{fname} left wrong values in last for {case.label}: at rows {bad}"
+    return text + expected(case, f"last is {fmt(g[1])}, expected {fmt(w[1])}", "; ") + "."
+
+
+def decay_step_judge(case, got, want) -> str | None:
+    """lazy_decay_step_: E and last after the call, compared closely (last exactly)."""
+    problem = _decay_problems(case, got, want, STEP)
+    if problem or want.error_type is not None:
+        return problem
+    if all(_near_all(g, w) for g, w in zip(got.values, want.values, strict=True)):
+        return None
+    for m in STEP_MISTAKES:
+        for alt in m.predictions(case, want.values):
+            if explains(got.values, want.values, alt, _near_all):
+                return m.on(case)
+    return _decay_where(case, STEP, got, want)
+
+
+# test_decay_lazy alone charges the two laziness mistakes (the values of the touched rows are
+# right there); every other step cell lets an answer that one of them explains pass.
+LAZINESS = {"dense-decay", "last-not-updated"}
+decay_values_judge = forgiving(decay_step_judge, LAZINESS)
+decay_values_judge.__doc__ = decay_step_judge.__doc__
+
+
+def decay_lazy_judge(case, got, want) -> str | None:
+    """lazy_decay_step_: only what laziness is about: the rows ids does not touch keep E and last,
+    last[ids] becomes t, E and last change in place, and the function returns None. The values
+    of the touched rows are the other cells'."""
+    problem = _decay_problems(case, got, want, STEP)
+    if problem or want.error_type is not None:
+        return problem
+    p = _StepParts(case, want.values)
+    keep = np.ones(p.E0.shape[0], dtype=bool)
+    keep[p.rows] = False
+    g_E, g_last = np.asarray(got.values[0], np.float64), np.asarray(got.values[1], np.int64)
+    if not _near_all(g_E[keep], p.E0[keep]) or not np.array_equal(g_last[keep], p.last0[keep]):
+        moved = np.flatnonzero(keep)[
+            ~np.isclose(g_E[keep], p.E0[keep], rtol=1e-9, atol=1e-12).all(axis=1)
+            | (g_last[keep] != p.last0[keep])
+        ]
+        return DENSE_DECAY.said(
+            f"{DENSE_DECAY.message} (for {case.label}: rows {moved[:6].tolist()} are not in ids)"
+        )
+    if not np.array_equal(g_last[p.rows], p.last1[p.rows]):
+        return LAST_NOT_UPDATED.on(case)
+    if not got.returned_none:
+        return DECAY_RETURNS.on(case)
+    return None
+
+
+def flush_judge(case, got, want) -> str | None:
+    """flush_decay_: E and last after the call, compared closely (last exactly)."""
+    problem = _decay_problems(case, got, want, FLUSH)
+    if problem or want.error_type is not None:
+        return problem
+    if all(_near_all(g, w) for g, w in zip(got.values, want.values, strict=True)):
+        return None
+    for alt in FLUSH_UNSEEN.predictions(case, want.values):
+        if explains(got.values, want.values, alt, _near_all):
+            return FLUSH_UNSEEN.on(case)
+    return _decay_where(case, FLUSH, got, want)
+
+
 JUDGES = {
     QUANT: quant_judge(),
     f"{QUANT}:shape": quant_shape_judge,
@@ -1099,6 +1405,9 @@ JUDGES = {
     ROUTE: route_judge,
     LOOKUP: lookup_judge,
     BACKWARD: backward_judge,
+    STEP: decay_values_judge,
+    f"{STEP}:lazy": decay_lazy_judge,
+    FLUSH: flush_judge,
 }
 MISTAKES = [
     *(m for m, _ in QUANT_MISTAKES),
@@ -1124,5 +1433,8 @@ MISTAKES = [
     RANKS_LOST,
     NOT_ROUTED,
     FULL_TABLE,
+    *STEP_MISTAKES,
+    DECAY_RETURNS,
+    FLUSH_UNSEEN,
 ]
 expect = make_expect(JUDGES, MISTAKES)
