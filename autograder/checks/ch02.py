@@ -10,7 +10,13 @@ from .data import grads as _grads
 from .data import ids as _ids
 from .data import zipf as _zipf
 from .framework import Case, checks_for
-from .public.ch02 import backward_judge, rows_empty_companion, rows_empty_judge, rows_judge
+from .public.ch02 import (
+    backward_judge,
+    padding_companion,
+    rows_empty_companion,
+    rows_empty_judge,
+    rows_judge,
+)
 
 A = "02_sparse_backward"
 check = checks_for(A)
@@ -113,7 +119,7 @@ def backward_padding():
     g0 = _grads(ids0, 3, 164)
     batch = np.array([[5, 9, 2, 0, 0], [7, 1, 0, 0, 0]])  # (B, T) padded with 0
     gb = _grads(batch, 4, 161)
-    return [
+    cases = [
         bwd("padding_idx = 3 (V = 4)", ids, g, 4, padding_idx=3),
         bwd(
             "padding_idx = 2, ids without repeats",
@@ -134,6 +140,10 @@ def backward_padding():
             padding_idx=8,
         ),
     ]
+    for case in cases:  # padding_idx 0 or negative: the student's own call with a positive one
+        if padding_companion(case) is not None:
+            case.meta["companion"] = padding_companion(case)
+    return cases
 
 
 @check("test_backward_dtype", BWD, backward_judge)

@@ -554,6 +554,27 @@ def heldout_error(M_train, M_val, d):
         says="heldout_error",  # Part D's cells add: "best_dim's search is right for your ..."
         id="heldout-error-carried-over",
     ),
+    # A heldout_error that centres M_train in place (M_train -= mu): the caller's matrix changes.
+    # Its own cells charge it (modified-input). Part D's cells excuse it: the reference best_dim
+    # calls it, so best_dim changes M_train too and every call after the first sees a centred
+    # M_train (best_dim returns the smallest of those errors, as held_curve_calls models).
+    "centres M_train in place": Mistake(
+        {
+            "heldout_error": """
+import numpy as np
+
+def heldout_error(M_train, M_val, d):
+    mu = M_train.mean()
+    M_train -= mu                  # changes the caller's matrix
+    U, s, Vt = np.linalg.svd(M_train, full_matrices=False)
+    pred = mu + (U[:, :d] * s[:d]) @ Vt[:d]
+    return float(np.mean((pred - M_val) ** 2))
+"""
+        },
+        fails={"test_heldout_values", "test_heldout_centering", "test_heldout_edges"},
+        says="modified its input (M_train)",
+        id="modified-input",
+    ),
     "argmax": Mistake(
         {"best_dim": _best("return int(np.argmax(errors(range(max_d + 1))))")},
         fails={"test_best_dim_rank", "test_best_dim_edges"},

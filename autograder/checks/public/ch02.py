@@ -147,29 +147,32 @@ AVERAGED = Mistake(
     _averaged,
 )
 ONLY_1D_IDS = Mistake("only-1d-ids", ONLY_1D, _first_axis_loop)
+PADDING_ZERO_SKIPPED = Mistake(
+    "padding-zero-skipped",
+    "padding_idx = 0 was ignored and row 0 got gradient. `if padding_idx:` is False when "
+    "padding_idx is 0; test `if padding_idx is not None:` instead",
+    _pad_ignored_when(lambda p: p == 0),
+)
+PADDING_NEGATIVE_IGNORED = Mistake(
+    "padding-negative-ignored",
+    "the padding row got gradient: a negative padding_idx counts from the end (-1 is row V-1, "
+    "as in Python indexing), and that row must be all zeros. Comparing ids with a negative "
+    "number never matches: turn it into a row number first (padding_idx % V)",
+    _pad_ignored_when(lambda p: p < 0),
+)
+PADDING_IGNORED = Mistake(
+    "padding-ignored",
+    "the padding row got gradient: row padding_idx of the result must be all zeros, however "
+    "often the padding id occurs. Zero it after the accumulation, or leave the padding ids "
+    "out of the sum: zeroing it before np.add.at lets the add put their gradients back",
+    _pad_ignored_when(lambda p: True),
+)
 BWD_MISTAKES = [
     OVERWRITE,
     AVERAGED,
-    Mistake(
-        "padding-zero-skipped",
-        "padding_idx = 0 was ignored and row 0 got gradient. `if padding_idx:` is False when "
-        "padding_idx is 0; test `if padding_idx is not None:` instead",
-        _pad_ignored_when(lambda p: p == 0),
-    ),
-    Mistake(
-        "padding-negative-ignored",
-        "the padding row got gradient: a negative padding_idx counts from the end (-1 is row V-1, "
-        "as in Python indexing), and that row must be all zeros. Comparing ids with a negative "
-        "number never matches: turn it into a row number first (padding_idx % V)",
-        _pad_ignored_when(lambda p: p < 0),
-    ),
-    Mistake(
-        "padding-ignored",
-        "the padding row got gradient: row padding_idx of the result must be all zeros, however "
-        "often the padding id occurs. Zero it after the accumulation, or leave the padding ids "
-        "out of the sum: zeroing it before np.add.at lets the add put their gradients back",
-        _pad_ignored_when(lambda p: True),
-    ),
+    PADDING_ZERO_SKIPPED,
+    PADDING_NEGATIVE_IGNORED,
+    PADDING_IGNORED,
     Mistake(
         "transposed-gradient",
         "the result is transposed: the gradient of the table has the table's shape (V, d), one "
@@ -253,11 +256,44 @@ def _dtype_message(case, got_dtype, want_dtype, fname):
     )
 
 
+def padding_companion(case):
+    """The call of the student's own embedding_backward a case with padding_idx 0 or negative
+    asks for (the whole return, :func:`_ignores_positive_padding`): the same ids and gradients
+    with a positive padding row q that occurs in ids (the largest other than padding_idx's row),
+    padding_idx passed by position. None for any other case."""
+    p = case.kwargs.get("padding_idx")
+    if p is None or p > 0:
+        return None
+    ids, _, V, _ = _parts(case)
+    others = [int(i) for i in np.unique(ids) if 0 < i != p % V]
+    return (BWD, [(case.args[0], case.args[1], V, others[-1])], "whole") if others else None
+
+
+def _ignores_positive_padding(case, got):
+    """True when the student's own embedding_backward (got.companion, :func:`padding_companion`)
+    gave the positive padding row q gradient too: then a wrong padding row for padding_idx 0 or
+    negative is padding ignored altogether, not the 0 or the negative value's own mistake."""
+    own = (got.companion or [None])[0]
+    p = case.kwargs.get("padding_idx")
+    if not own or len(own) != 1 or p is None:
+        return False
+    ids, g, V, _ = _parts(case)
+    q = max(int(i) for i in np.unique(ids) if 0 < i != p % V)
+    _, _, shape, flat = own[0]
+    if list(shape) != [V, g.shape[1]]:
+        return False
+    row = np.asarray(flat, dtype=np.float64).reshape(V, g.shape[1])[q]
+    return bool(np.any(row != 0)) and np.allclose(row, g[ids == q].astype(np.float64).sum(axis=0))
+
+
 def backward_judge(case, got, want):
     hint = _error_hint(case, got, want, BWD)
     if hint:
         return hint
     msg = _values_judge(case, got, want)
+    specific = {PADDING_ZERO_SKIPPED.name, PADDING_NEGATIVE_IGNORED.name}
+    if mistake_id(msg) in specific and _ignores_positive_padding(case, got):
+        return PADDING_IGNORED.on(case)
     if msg:
         return msg
     if got.value.dtype != want.value.dtype:
@@ -332,4 +368,6 @@ def rows_empty_judge(case, got, want):
 
 
 JUDGES = {BWD: backward_judge, ROWS: rows_judge, f"{ROWS}:empty": rows_empty_judge}
-expect = make_expect(JUDGES, MISTAKES, {f"{ROWS}:empty": rows_empty_companion})
+expect = make_expect(
+    JUDGES, MISTAKES, {BWD: padding_companion, f"{ROWS}:empty": rows_empty_companion}
+)
