@@ -25,7 +25,16 @@ from .data import table as _table
 from .data import zero_moments as zeros3
 from .data import zipf as _zipf
 from .framework import Case, checks_for
-from .public.ch03 import NAMES, STEP, adam_judge, bias_judge, in_place_judge, returned_companion
+from .public.ch03 import (
+    NAMES,
+    STEP,
+    adam_judge,
+    bias_judge,
+    first_judge,
+    in_place_judge,
+    returned_companion,
+    shapes_judge,
+)
 
 A = "03_fancy_indexing_trap"
 check = checks_for(A)
@@ -112,7 +121,7 @@ def adam_in_place():
     ]
 
 
-@check("test_adam_first_step", STEP, adam_judge)
+@check("test_adam_first_step", STEP, first_judge)
 @returning
 @untouched_fresh
 def adam_first_step():
@@ -330,7 +339,7 @@ def adam_bias_and_eps():
     ]
 
 
-@check("test_adam_shapes_and_edges", STEP, adam_judge)
+@check("test_adam_shapes_and_edges", STEP, shapes_judge)
 @returning
 @untouched_fresh
 def adam_shapes_and_edges():
