@@ -208,6 +208,25 @@ def embedding_bag_mean(E, ids, offsets):
         says="number of distinct ids in it",
         id="divided-by-distinct",
     ),
+    "a bag treated as a set (mean over np.unique of the bag)": Mistake(
+        {
+            "embedding_bag_mean": """
+import numpy as np
+
+def embedding_bag_mean(E, ids, offsets):
+    ids, offsets = np.asarray(ids), np.asarray(offsets)
+    ends = np.append(offsets[1:], len(ids))
+    out = np.zeros((len(offsets), E.shape[1]), dtype=E.dtype)
+    for b, (s, e) in enumerate(zip(offsets, ends)):
+        if e > s:
+            out[b] = E[np.unique(ids[s:e])].mean(0)
+    return out
+"""
+        },
+        fails={"test_bag_mean_values"},
+        says="a bag is a multiset",
+        id="bag-as-set",
+    ),
     "sum where mean was asked": Mistake(
         {
             "embedding_bag_mean": """

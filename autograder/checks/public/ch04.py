@@ -97,6 +97,26 @@ def _f_by_distinct(case, want):
     return want * sizes[:, None] / np.maximum(counts, 1)[:, None]
 
 
+def _f_as_set(case, want):
+    """Each bag's mean over its distinct ids (E[np.unique(ids[s:e])].mean(0)): from the expected
+    mean, the sum less the extra copies of each repeated id, over the number of distinct ids.
+    Silent where no bag repeats an id."""
+    sizes = _sizes(case)
+    if sizes is None:
+        return None
+    E, ids = np.asarray(case.args[0], dtype=np.float64), np.asarray(case.args[1])
+    bag = np.repeat(np.arange(len(sizes)), sizes)
+    out = np.array(want, dtype=np.float64)
+    repeated = False
+    for b in np.flatnonzero(sizes > 0):
+        v, c = np.unique(ids[bag == b], return_counts=True)
+        if np.all(c == 1):
+            continue
+        repeated = True
+        out[b] = (out[b] * sizes[b] - ((c - 1)[:, None] * E[v]).sum(axis=0)) / v.size
+    return out if repeated else None
+
+
 def _f_empty_nan(case, want):
     sizes = _sizes(case)
     if sizes is None or not np.any(sizes == 0):
@@ -187,6 +207,12 @@ FWD_MISTAKES = [
         "divides by the size of bag b, which counts a repeated id every time it occurs "
         "(np.unique drops the repeats)",
         _f_by_distinct,
+    ),
+    Mistake(
+        "bag-as-set",
+        f"{MEAN} averaged each bag's distinct ids (np.unique, or a set): a bag is a multiset, "
+        "an id counts every time it occurs ([4, 1, 1] weighs row 1 twice: (E[4] + 2 E[1]) / 3)",
+        _f_as_set,
     ),
     Mistake(
         "divided-by-bags",
@@ -599,7 +625,8 @@ def excusing(judge, excused, fname=MEAN):
 DIVIDE_MISTAKES = [
     m
     for m in FWD_MISTAKES
-    if m.name in {"sum-not-mean", "divided-by-total", "divided-by-distinct", "divided-by-bags"}
+    if m.name
+    in {"sum-not-mean", "divided-by-total", "divided-by-distinct", "bag-as-set", "divided-by-bags"}
 ]
 EMPTY_MISTAKES = [
     m
