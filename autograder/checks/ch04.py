@@ -23,6 +23,7 @@ from .public.ch04 import (
     mean_judge,
     mean_shape_judge,
     mode_judge,
+    with_last_size_fit,
     with_reduceat_hint,
 )
 
@@ -203,8 +204,8 @@ HIDDEN_BWD_MISTAKES = [
     _hidden("grad-wrong-bag-sizes", _moved_full(True)),
     _hidden("grad-last-bag-dropped", _last_dropped_full),
 ]
-backward_judge = with_reduceat_hint(
-    array_judge(BWD, mistakes=BWD_MISTAKES + HIDDEN_BWD_MISTAKES), BWD, 0, 1
+backward_judge = with_last_size_fit(
+    with_reduceat_hint(array_judge(BWD, mistakes=BWD_MISTAKES + HIDDEN_BWD_MISTAKES), BWD, 0, 1)
 )
 _CELLS = backward_cell_judges(backward_judge)
 

@@ -208,6 +208,25 @@ def embedding_bag_mean(E, ids, offsets):
         says="number of distinct ids in it",
         id="divided-by-distinct",
     ),
+    "a bag treated as a set (mean over np.unique of the bag)": Mistake(
+        {
+            "embedding_bag_mean": """
+import numpy as np
+
+def embedding_bag_mean(E, ids, offsets):
+    ids, offsets = np.asarray(ids), np.asarray(offsets)
+    ends = np.append(offsets[1:], len(ids))
+    out = np.zeros((len(offsets), E.shape[1]), dtype=E.dtype)
+    for b, (s, e) in enumerate(zip(offsets, ends)):
+        if e > s:
+            out[b] = E[np.unique(ids[s:e])].mean(0)
+    return out
+"""
+        },
+        fails={"test_bag_mean_values"},
+        says="a bag is a multiset",
+        id="bag-as-set",
+    ),
     "sum where mean was asked": Mistake(
         {
             "embedding_bag_mean": """
@@ -322,6 +341,72 @@ def embedding_bag_backward(ids, offsets, grad_out, V, mode="mean"):
     if mode == "mean":
         sizes = np.append(np.diff(offsets), N - offsets[-2] if len(offsets) > 1 else N)
         rows = rows / np.maximum(sizes, 1)[bag][:, None]
+    G = np.zeros((V, grad_out.shape[1]))
+    np.add.at(G, ids, rows)
+    return G.astype(grad_out.dtype)
+"""
+        },
+        fails={"test_bag_backward_mean"},
+        says="divided the last bag's gradient by a wrong size",
+        id="grad-last-bag-size",
+    ),
+    "backward: the last bag's size from np.diff(offsets, append=len(offsets)) (B instead of N)": Mistake(
+        {
+            "embedding_bag_backward": """
+def embedding_bag_backward(ids, offsets, grad_out, V, mode="mean"):
+    if mode not in ("sum", "mean"):
+        raise ValueError(mode)
+    N = len(ids)
+    bag = np.searchsorted(offsets, np.arange(N), side="right") - 1
+    rows = grad_out[bag]
+    if mode == "mean":
+        sizes = np.diff(offsets, append=len(offsets)).astype(np.float64)
+        rows = rows / sizes[bag][:, None]
+    G = np.zeros((V, grad_out.shape[1]))
+    np.add.at(G, ids, rows)
+    return G.astype(grad_out.dtype)
+"""
+        },
+        fails={"test_bag_backward_mean"},
+        says="divided the last bag's gradient by a wrong size",
+        id="grad-last-bag-size",
+    ),
+    "backward: the last bag's size from np.diff(offsets, append=offsets[-1]) (a last size of 0)": Mistake(
+        {
+            "embedding_bag_backward": """
+def embedding_bag_backward(ids, offsets, grad_out, V, mode="mean"):
+    if mode not in ("sum", "mean"):
+        raise ValueError(mode)
+    N = len(ids)
+    bag = np.searchsorted(offsets, np.arange(N), side="right") - 1
+    rows = grad_out[bag]
+    if mode == "mean":
+        sizes = np.diff(offsets, append=offsets[-1]).astype(np.float64)
+        rows = rows / sizes[bag][:, None]
+    G = np.zeros((V, grad_out.shape[1]))
+    np.add.at(G, ids, rows)
+    return G.astype(grad_out.dtype)
+"""
+        },
+        fails={"test_bag_backward_mean"},
+        says="divided the last bag's gradient by a wrong size",
+        id="grad-last-bag-size",
+    ),
+    "backward: the last bag's size from the bag before it (its size copied)": Mistake(
+        {
+            "embedding_bag_backward": """
+def embedding_bag_backward(ids, offsets, grad_out, V, mode="mean"):
+    if mode not in ("sum", "mean"):
+        raise ValueError(mode)
+    N = len(ids)
+    bag = np.searchsorted(offsets, np.arange(N), side="right") - 1
+    rows = grad_out[bag]
+    if mode == "mean":
+        sizes = np.diff(offsets, append=len(ids)).astype(np.float64)
+        if len(offsets) > 1:
+            sizes[-1] = sizes[-2]
+        sizes = np.maximum(sizes, 1)
+        rows = rows / sizes[bag][:, None]
     G = np.zeros((V, grad_out.shape[1]))
     np.add.at(G, ids, rows)
     return G.astype(grad_out.dtype)

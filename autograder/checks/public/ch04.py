@@ -97,6 +97,26 @@ def _f_by_distinct(case, want):
     return want * sizes[:, None] / np.maximum(counts, 1)[:, None]
 
 
+def _f_as_set(case, want):
+    """Each bag's mean over its distinct ids (E[np.unique(ids[s:e])].mean(0)): from the expected
+    mean, the sum less the extra copies of each repeated id, over the number of distinct ids.
+    Silent where no bag repeats an id."""
+    sizes = _sizes(case)
+    if sizes is None:
+        return None
+    E, ids = np.asarray(case.args[0], dtype=np.float64), np.asarray(case.args[1])
+    bag = np.repeat(np.arange(len(sizes)), sizes)
+    out = np.array(want, dtype=np.float64)
+    repeated = False
+    for b in np.flatnonzero(sizes > 0):
+        v, c = np.unique(ids[bag == b], return_counts=True)
+        if np.all(c == 1):
+            continue
+        repeated = True
+        out[b] = (out[b] * sizes[b] - ((c - 1)[:, None] * E[v]).sum(axis=0)) / v.size
+    return out if repeated else None
+
+
 def _f_empty_nan(case, want):
     sizes = _sizes(case)
     if sizes is None or not np.any(sizes == 0):
@@ -187,6 +207,12 @@ FWD_MISTAKES = [
         "divides by the size of bag b, which counts a repeated id every time it occurs "
         "(np.unique drops the repeats)",
         _f_by_distinct,
+    ),
+    Mistake(
+        "bag-as-set",
+        f"{MEAN} averaged each bag's distinct ids (np.unique, or a set): a bag is a multiset, "
+        "an id counts every time it occurs ([4, 1, 1] weighs row 1 twice: (E[4] + 2 E[1]) / 3)",
+        _f_as_set,
     ),
     Mistake(
         "divided-by-bags",
@@ -365,6 +391,65 @@ def _b_last_size(k):
         return out
 
     return model
+
+
+def _fitted_last_size(case, got, want):
+    """The size k the student's gradient divided the last bag by, fitted from its result: only
+    the rows of the last bag's ids are off, each by its count there times grad_out[-1] times one
+    common factor 1/k - 1/size (k = 0: those rows are inf or NaN; a negative k flips the sign).
+    None where the result is not of that form, where k is the true size, where the last bag is
+    dropped (1/k = 0: grad-last-bag-dropped) or where k = 1 reads as mode="sum" too."""
+    if _mode(case) != "mean" or _b_bags(case) is None or got.value is None:
+        return None
+    ids, bag, sizes = _b_bags(case)
+    g, w = got.value, want.value
+    if sizes.size == 0 or sizes[-1] == 0 or g.shape != w.shape or g.ndim != 2:
+        return None
+    if not np.issubdtype(g.dtype, np.number):
+        return None
+    counts = np.bincount(ids[bag == len(sizes) - 1], minlength=w.shape[0]).astype(np.float64)
+    rows = counts > 0
+    q = np.asarray(case.args[2], dtype=np.float64)[-1]
+    g64, w64 = g.astype(np.float64), w.astype(np.float64)
+    if not rows.any() or not close(g64[~rows], w64[~rows], dtype=w.dtype):
+        return None
+    if not np.isfinite(g64[rows]).any():
+        return 0.0
+    if not np.isfinite(g64[rows]).all():
+        return None
+    direction = counts[:, None] * q[None, :]
+    norm = float((direction[rows] ** 2).sum())
+    if norm == 0:
+        return None
+    step = float(((g64 - w64)[rows] * direction[rows]).sum()) / norm
+    inv_k = step + 1.0 / float(sizes[-1])
+    pred = w64 + step * direction
+    if close(g64, w64, dtype=w.dtype) or not close(g64, pred, dtype=w.dtype):
+        return None
+    if abs(inv_k) < 1e-9 or (_ambiguous_last(case, want) and abs(inv_k - 1.0) < 1e-6):
+        return None
+    return 1.0 / inv_k
+
+
+def with_last_size_fit(judge):
+    """``judge``, naming grad-last-bag-size wherever only the last bag's ids are off by one
+    common wrong divisor (fitted from the result, so every form of the wrong last size is
+    named: 1, len(offsets) - offsets[-1], 0, the size of the bag before it, ...)."""
+
+    def wrapped(case, got, want):
+        msg = judge(case, got, want)
+        if not msg or got.error_type is not None or want.error_type is not None:
+            return msg
+        k = _fitted_last_size(case, got, want)
+        if k is None:
+            return msg
+        sizes = _sizes(case)
+        said = "0 (a 0/0 or x/0: inf or NaN)" if k == 0 else f"{k:.4g}"
+        return LAST_BAG_SIZE.on(
+            case, f". Here the last bag's size is {int(sizes[-1])}, and it was divided by {said}."
+        )
+
+    return wrapped
 
 
 def _not_if_ambiguous(model):
@@ -599,7 +684,8 @@ def excusing(judge, excused, fname=MEAN):
 DIVIDE_MISTAKES = [
     m
     for m in FWD_MISTAKES
-    if m.name in {"sum-not-mean", "divided-by-total", "divided-by-distinct", "divided-by-bags"}
+    if m.name
+    in {"sum-not-mean", "divided-by-total", "divided-by-distinct", "bag-as-set", "divided-by-bags"}
 ]
 EMPTY_MISTAKES = [
     m
@@ -620,7 +706,9 @@ mean_dtype_judge = excusing(mean_judge, DIVIDE_MISTAKES + EMPTY_MISTAKES + [LAST
 mean_shape_judge = excusing(
     with_reduceat_hint(shape_judge(MEAN, [LAST_BAG_DROPPED]), MEAN, 1, 2), [LAST_BAG_DROPPED]
 )
-backward_judge = with_reduceat_hint(array_judge(BWD, mistakes=BWD_MISTAKES), BWD, 0, 1)
+backward_judge = with_last_size_fit(
+    with_reduceat_hint(array_judge(BWD, mistakes=BWD_MISTAKES), BWD, 0, 1)
+)
 backward_shape_judge = with_reduceat_hint(shape_judge(BWD, [SHORT_GRADIENT]), BWD, 0, 1)
 
 # The backward's divide is graded by the mean cell (mode="mean") or the sum cell (mode="sum"),
