@@ -138,9 +138,6 @@ def decay_src(**changes) -> str:
     return _DECAY.format(**{**_DECAY_RIGHT, **changes})
 
 
-DECAY_CELLS = {"test_decay_step", "test_decay_repeats", "test_decay_edges"}
-
-
 ALTERNATIVES = {
     "loop over rows in float64, FBGEMM's 1e-8": {
         "quantize_rows": """
@@ -742,7 +739,7 @@ def sharded_backward(shard_rows, sends, counts, owners, grads):
     ),
     "lazy decay: one factor per step instead of the catch-up": Mistake(
         {"lazy_decay_step_": decay_src(catch_up="E[rows] *= 1 - lr * lam")},
-        fails=DECAY_CELLS,
+        fails={"test_decay_step"},
         says="instead of catching it up",
         id="decay-once",
     ),
@@ -752,7 +749,7 @@ def sharded_backward(shard_rows, sends, counts, owners, grads):
                 catch_up="E[rows] *= ((1 - lr * lam) ** (t - last[rows] + 1))[:, None]"
             )
         },
-        fails=DECAY_CELLS,
+        fails={"test_decay_step"},
         says="one factor too many or too few",
         id="catch-up-off-by-one",
     ),
@@ -762,7 +759,7 @@ def sharded_backward(shard_rows, sends, counts, owners, grads):
                 catch_up="E[rows] *= ((1 - lr * lam) ** (t - last[rows] - 1))[:, None]"
             )
         },
-        fails=DECAY_CELLS,
+        fails={"test_decay_step"},
         says="one factor too many or too few",
         id="catch-up-off-by-one",
     ),
@@ -813,7 +810,7 @@ def lazy_decay_step_(E, last, ids, grad_rows, lr, lam, t):
                 "    G[rows] = 0"
             )
         },
-        fails=DECAY_CELLS,
+        fails={"test_decay_step"},
         says="after the gradient step",
         id="decay-after-gradient",
     ),
@@ -851,6 +848,29 @@ def flush_decay_(E, last, T, lr, lam):
         fails={"test_decay_flush"},
         says="no batch looked up",
         id="flush-skips-unseen",
+    ),
+    "flush: every row multiplied by one factor (1 - lr * lam)": Mistake(
+        {
+            "flush_decay_": """
+def flush_decay_(E, last, T, lr, lam):
+    E *= 1 - lr * lam
+    last[:] = T
+"""
+        },
+        fails={"test_decay_flush"},
+        says="multiplied every row by one factor",
+        id="flush-once",
+    ),
+    "flush: last never set": Mistake(
+        {
+            "flush_decay_": """
+def flush_decay_(E, last, T, lr, lam):
+    E *= ((1 - lr * lam) ** (T - last))[:, None]
+"""
+        },
+        fails={"test_decay_flush"},
+        says="did not set last",
+        id="flush-last-not-updated",
     ),
 }
 

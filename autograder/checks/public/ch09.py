@@ -31,7 +31,9 @@ expected arrays: a touched row's expected step is f**gap * E0 - lr * G (f = 1 - 
 t - last), so lr * G is read back from it, and each mistake changes the factor or G. The value
 cells (``decay_values_judge``) let the two laziness mistakes (dense-decay, last-not-updated)
 pass: ``decay_lazy_judge`` (test_decay_lazy) alone charges them, judging only the untouched rows,
-last and the None returned, not the values of the touched rows.
+last and the None returned, not the values of the touched rows. The three catch-up mistakes
+(decay-once, catch-up-off-by-one, decay-after-gradient) cost test_decay_step alone: the repeats
+and edges cells (``decay_rest_judge``, check="repeats" / "edges") let them pass too.
 """
 
 from __future__ import annotations
@@ -1297,6 +1299,36 @@ FLUSH_UNSEEN = Mistake(
     "bring every row up to date, the ones with last = 0 too",
     _flush_skipped_unseen,
 )
+
+
+def _flush_once(case, want):
+    """flush_decay_ that multiplied every row by one factor, (1 - lr * lam), whatever it owes."""
+    a = _args(case, FLUSH_NAMES)
+    f = 1 - float(a["lr"]) * float(a["lam"])
+    if f == 1:
+        return None
+    return [f * np.asarray(a["E"], np.float64), None]
+
+
+def _flush_last_kept(case, want):
+    """flush_decay_ with E right and last left as it was."""
+    return [want[0], np.asarray(_args(case, FLUSH_NAMES)["last"], np.int64)]
+
+
+FLUSH_ONCE = Mistake(
+    "flush-once",
+    f"{FLUSH} multiplied every row by one factor, (1 - lr * lam), instead of catching it up: row "
+    "i still owes the factors of the steps last[i] + 1, ..., T, (1 - lr * lam) ** (T - last[i]) "
+    "(eq-catch-up), 1 for a row up to date already and the most for a row never looked up",
+    _flush_once,
+)
+FLUSH_LAST_KEPT = Mistake(
+    "flush-last-not-updated",
+    f"{FLUSH} did not set last: after the flush every row is up to date at step T, so "
+    "last[:] = T; otherwise the next step or flush decays the rows again for the same steps",
+    _flush_last_kept,
+)
+FLUSH_MISTAKES = [FLUSH_UNSEEN, FLUSH_ONCE, FLUSH_LAST_KEPT]
 STEP_MISTAKES = [
     DECAY_ONCE,
     OFF_BY_ONE,
@@ -1352,6 +1384,14 @@ def decay_step_judge(case, got, want) -> str | None:
 LAZINESS = {"dense-decay", "last-not-updated"}
 decay_values_judge = forgiving(decay_step_judge, LAZINESS)
 decay_values_judge.__doc__ = decay_step_judge.__doc__
+# test_decay_step alone charges the three catch-up mistakes (a wrong factor for every touched
+# row); test_decay_repeats (the repeated ids) and test_decay_edges let them pass.
+CATCH_UP = {DECAY_ONCE.name, OFF_BY_ONE.name, DECAY_AFTER.name}
+decay_rest_judge = forgiving(decay_step_judge, LAZINESS | CATCH_UP)
+decay_rest_judge.__doc__ = (
+    "lazy_decay_step_: E and last after the call, compared closely (last exactly); the catch-up "
+    "and laziness mistakes are other cells'."
+)
 
 
 def decay_lazy_judge(case, got, want) -> str | None:
@@ -1387,9 +1427,10 @@ def flush_judge(case, got, want) -> str | None:
         return problem
     if all(_near_all(g, w) for g, w in zip(got.values, want.values, strict=True)):
         return None
-    for alt in FLUSH_UNSEEN.predictions(case, want.values):
-        if explains(got.values, want.values, alt, _near_all):
-            return FLUSH_UNSEEN.on(case)
+    for m in FLUSH_MISTAKES:
+        for alt in m.predictions(case, want.values):
+            if explains(got.values, want.values, alt, _near_all):
+                return m.on(case)
     return _decay_where(case, FLUSH, got, want)
 
 
@@ -1407,6 +1448,8 @@ JUDGES = {
     BACKWARD: backward_judge,
     STEP: decay_values_judge,
     f"{STEP}:lazy": decay_lazy_judge,
+    f"{STEP}:repeats": decay_rest_judge,
+    f"{STEP}:edges": decay_rest_judge,
     FLUSH: flush_judge,
 }
 MISTAKES = [
@@ -1435,6 +1478,6 @@ MISTAKES = [
     FULL_TABLE,
     *STEP_MISTAKES,
     DECAY_RETURNS,
-    FLUSH_UNSEEN,
+    *FLUSH_MISTAKES,
 ]
 expect = make_expect(JUDGES, MISTAKES)
