@@ -726,29 +726,31 @@ WORKED_E = np.array([[1.0, 2.0], [2.0, -4.0], [3.0, 0.0], [-2.0, 4.0]])
 WORKED_LAST = np.array([0, 2, 0, 1])
 
 
+def _worked(rows) -> list:
+    """Shown cases on the worked table: rows of (label, ids, grad_rows, lr, lam, t)."""
+    return [
+        ds(label, WORKED_E, WORKED_LAST, np.array(ids, dtype=np.int64),
+           np.array(g, dtype=float).reshape(len(ids), 2), lr, lam, t, shown=True)
+        for label, ids, g, lr, lam, t in rows
+    ]  # fmt: skip
+
+
+def _random_case(label, V, d, t, n_ids, seeds, lr, lam, most=None) -> Case:
+    """A random table with random last steps (below t, at most `most`), n_ids distinct ids."""
+    E, last = random_state(V, d, t, seeds[0], most=most)
+    ids = _distinct_ids(V, n_ids, seeds[1])
+    return ds(label, E, last, ids, _grads_for(ids, d, seeds[2]), lr, lam, t)
+
+
 @check("test_decay_step", STEP, decay_values_judge)
 def decay_step():
     """lazy_decay_step_: each touched row caught up by (1 - lr * lam) ** (t - last[i]), then its gradient step"""
     E21, last21 = lazy_state(50, 8, 20, 1900)
     ids21 = _distinct_ids(50, 10, 1901)
-    E50, last50 = random_state(60, 4, 50, 1902, most=50)
-    ids50 = _distinct_ids(60, 30, 1903)
-    E10, last10 = random_state(20, 3, 12, 1904, most=10)
-    ids10 = _distinct_ids(20, 12, 1905)
-    E1, last1 = random_state(15, 1, 7, 1906)
-    ids1 = _distinct_ids(15, 6, 1907)
+    worked = [("ids [3, 0] at t = 3, last [0, 2, 0, 1], lr = 0.1, lam = 0.5", [3, 0],
+               [[1.0, 1.0], [2.0, 0.0]], 0.1, 0.5, 3)]  # fmt: skip
     return [
-        ds(
-            "ids [3, 0] at t = 3, last [0, 2, 0, 1], lr = 0.1, lam = 0.5",
-            WORKED_E,
-            WORKED_LAST,
-            np.array([3, 0]),
-            np.array([[1.0, 1.0], [2.0, 0.0]]),
-            0.1,
-            0.5,
-            3,
-            shown=True,
-        ),
+        *_worked(worked),
         ds(
             "10 distinct ids at t = 21 into a (50, 8) table after 20 lazy steps",
             E21,
@@ -759,37 +761,13 @@ def decay_step():
             0.5,
             21,
         ),
-        ds(
-            "30 distinct ids at t = 50, gaps of up to 50 steps",
-            E50,
-            last50,
-            ids50,
-            _grads_for(ids50, 4, 1909),
-            0.05,
-            0.2,
-            50,
-        ),
-        ds(
-            "12 distinct ids with lr = 0.5, lam = 1 (a factor of 0.5 per step)",
-            E10,
-            last10,
-            ids10,
-            _grads_for(ids10, 3, 1910),
-            0.5,
-            1.0,
-            12,
-        ),
-        ds(
-            "6 distinct ids into a table with d = 1",
-            E1,
-            last1,
-            ids1,
-            _grads_for(ids1, 1, 1911),
-            0.1,
-            0.3,
-            7,
-        ),
-    ]
+        _random_case("30 distinct ids at t = 50, gaps of up to 50 steps", 60, 4, 50, 30,
+                     (1902, 1903, 1909), 0.05, 0.2, most=50),
+        _random_case("12 distinct ids with lr = 0.5, lam = 1 (a factor of 0.5 per step)", 20, 3,
+                     12, 12, (1904, 1905, 1910), 0.5, 1.0, most=10),
+        _random_case("6 distinct ids into a table with d = 1", 15, 1, 7, 6, (1906, 1907, 1911),
+                     0.1, 0.3),
+    ]  # fmt: skip
 
 
 @check("test_decay_repeats", STEP, decay_rest_judge)
@@ -898,82 +876,24 @@ def decay_edges():
     mixed = np.array([3, 0, 11, 20, 7])
     El, lastl = random_state(25, 3, 6, 1941)
     ids_l = _distinct_ids(25, 9, 1942)
+    worked = [
+        ("no ids at t = 3 (nothing changes)", [], [], 0.1, 0.5, 3),
+        ("ids [1, 0] at t = 2, row 1 up to date already (last[1] = 2)", [1, 0],
+         [[1.0, 1.0], [0.0, 1.0]], 0.1, 0.5, 2),
+        ("ids [0, 2] at t = 3 with lam = 0", [0, 2], [[1.0, 0.0], [0.0, 1.0]], 0.1, 0.0, 3),
+    ]  # fmt: skip
+    none = np.array([], dtype=np.int64)
     return [
-        ds(
-            "no ids at t = 3 (nothing changes)",
-            WORKED_E,
-            WORKED_LAST,
-            np.array([], dtype=np.int64),
-            np.zeros((0, 2)),
-            0.1,
-            0.5,
-            3,
-            shown=True,
-        ),
-        ds(
-            "ids [1, 0] at t = 2, row 1 up to date already (last[1] = 2)",
-            WORKED_E,
-            WORKED_LAST,
-            np.array([1, 0]),
-            np.array([[1.0, 1.0], [0.0, 1.0]]),
-            0.1,
-            0.5,
-            2,
-            shown=True,
-        ),
-        ds(
-            "ids [0, 2] at t = 3 with lam = 0",
-            WORKED_E,
-            WORKED_LAST,
-            np.array([0, 2]),
-            np.array([[1.0, 0.0], [0.0, 1.0]]),
-            0.1,
-            0.0,
-            3,
-            shown=True,
-        ),
-        ds(
-            "no ids into a (30, 4) table at t = 9",
-            Eb,
-            lastb,
-            np.array([], dtype=np.int64),
-            np.zeros((0, 4)),
-            0.1,
-            0.5,
-            9,
-        ),
-        ds(
-            "three rows up to date at step 8 already, t = 8",
-            Eb,
-            lastb,
-            up_to_date,
-            _grads_for(up_to_date, 4, 1943),
-            0.1,
-            0.5,
-            8,
-        ),
-        ds(
-            "rows up to date and rows behind together, t = 8",
-            Eb,
-            lastb,
-            mixed,
-            _grads_for(mixed, 4, 1944),
-            0.1,
-            0.5,
-            8,
-        ),
-        ds(
-            "9 distinct ids with lam = 0 (plain sparse SGD)",
-            El,
-            lastl,
-            ids_l,
-            _grads_for(ids_l, 3, 1945),
-            0.2,
-            0.0,
-            6,
-        ),
+        *_worked(worked),
+        ds("no ids into a (30, 4) table at t = 9", Eb, lastb, none, np.zeros((0, 4)), 0.1, 0.5, 9),
+        ds("three rows up to date at step 8 already, t = 8", Eb, lastb, up_to_date,
+           _grads_for(up_to_date, 4, 1943), 0.1, 0.5, 8),
+        ds("rows up to date and rows behind together, t = 8", Eb, lastb, mixed,
+           _grads_for(mixed, 4, 1944), 0.1, 0.5, 8),
+        ds("9 distinct ids with lam = 0 (plain sparse SGD)", El, lastl, ids_l,
+           _grads_for(ids_l, 3, 1945), 0.2, 0.0, 6),
         ds("int32 ids", El, lastl, ids_l.astype(np.int32), _grads_for(ids_l, 3, 1946), 0.1, 0.5, 6),
-    ]
+    ]  # fmt: skip
 
 
 def fl(label, E, last, T, lr, lam, shown=False) -> Case:

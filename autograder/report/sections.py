@@ -51,6 +51,8 @@ FUNCTIONS = {
     ("09", "route"): ("09", "tables-bigger-than-a-device"),
     ("09", "sharded_lookup"): ("09", "tables-bigger-than-a-device"),
     ("09", "sharded_backward"): ("09", "tables-bigger-than-a-device"),
+    ("09", "lazy_decay_step_"): ("09", "weight-decay-meets-a-sparse-gradient"),
+    ("09", "flush_decay_"): ("09", "weight-decay-meets-a-sparse-gradient"),
 }
 TRAP = ("03", "the-fix-accumulate-without-buffering")
 EMPTY_BAG = ("04", "empty-bags-give-zeros-not-nan")
@@ -58,7 +60,8 @@ LOGSUMEXP = ("05", "large-logits-log-sum-exp")
 MISTAKES = {
     **dict.fromkeys(
         ["trap-overwrite", "rows-trap-overwrite", "untied-trap-overwrite", "step-trap-overwrite",
-         "last-write", "grad-overwritten", "repeated-overwritten", "ranks-overwrite"],
+         "last-write", "grad-overwritten", "repeated-overwritten", "ranks-overwrite",
+         "repeated-gradient-once"],
         TRAP,
     ),
     **dict.fromkeys(
