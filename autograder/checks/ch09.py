@@ -828,8 +828,6 @@ def decay_repeats():
 @check("test_decay_lazy", STEP, decay_lazy_judge)
 def decay_lazy():
     """lazy_decay_step_: rows not in ids keep E and last, last[ids] becomes t, in place, returns None"""
-    E100, last100 = random_state(100, 4, 10, 1930)
-    ids100 = _distinct_ids(100, 10, 1931)
     Er, lastr = lazy_state(40, 3, 25, 1932)
     rep = _zipf_ids(40, 30, np.random.default_rng(1933))
     return [
@@ -844,16 +842,7 @@ def decay_lazy():
             4,
             shown=True,
         ),
-        ds(
-            "10 of 100 rows at t = 10",
-            E100,
-            last100,
-            ids100,
-            _grads_for(ids100, 4, 1934),
-            0.1,
-            0.5,
-            10,
-        ),
+        _random_case("10 of 100 rows at t = 10", 100, 4, 10, 10, (1930, 1931, 1934), 0.1, 0.5),
         ds(
             "30 Zipf ids (repeats) after 25 lazy steps (t = 26)",
             Er,
