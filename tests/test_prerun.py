@@ -30,29 +30,45 @@ def test_every_page_with_a_timing_cell_is_found_and_its_timing_cells_run_alone()
         assert not all(prerun.TIMED.search(s) for s in code), f"{page.name}: every cell alone"
 
 
-def _hold(lock_dir, exclusive, seconds, log):
+def _hold(lock_dir, exclusive, trying, holding, go, log):
     lock = prerun._Lock(Path(lock_dir))
+    trying.set()
     lock.acquire(exclusive)
     log.put(("start", exclusive, time.monotonic()))
-    time.sleep(seconds)
+    holding.set()
+    go.wait(30)  # hold the lock until the test lets go
     log.put(("end", exclusive, time.monotonic()))
     lock.release(exclusive)
 
 
 def test_the_lock_lets_cells_share_but_a_timing_cell_runs_alone(tmp_path):
+    # Ordered by events, not by sleeps: a loaded machine may start a process late, never out of turn.
     ctx = multiprocessing.get_context("spawn")
     log = ctx.Queue()
-    readers = [ctx.Process(target=_hold, args=(tmp_path, False, 0.6, log)) for _ in range(2)]
+    go_readers, go_writer = ctx.Event(), ctx.Event()
+    r_trying, r_holding = [ctx.Event() for _ in range(2)], [ctx.Event() for _ in range(2)]
+    readers = [
+        ctx.Process(target=_hold, args=(tmp_path, False, r_trying[i], r_holding[i], go_readers, log))
+        for i in range(2)
+    ]
     for r in readers:
         r.start()
-    time.sleep(0.3)
-    writer = ctx.Process(target=_hold, args=(tmp_path, True, 0.3, log))
+    # both shared holders inside at once: a lock that made them exclusive would time out here
+    assert all(h.wait(60) for h in r_holding), "two shared holders could not hold the lock together"
+    w_trying, w_holding = ctx.Event(), ctx.Event()
+    writer = ctx.Process(target=_hold, args=(tmp_path, True, w_trying, w_holding, go_writer, log))
     writer.start()
+    assert w_trying.wait(60)
+    time.sleep(0.5)  # time for a broken lock to let the writer in while the readers hold it
+    assert not w_holding.is_set(), "the exclusive holder got in while shared holders held the lock"
+    go_readers.set()
+    assert w_holding.wait(60), "the exclusive holder never got the lock once the shared ones left"
+    go_writer.set()
     for p in [*readers, writer]:
-        p.join(20)
+        p.join(30)
     events = sorted((log.get(timeout=5) for _ in range(6)), key=lambda e: e[2])
     starts = [e for e in events if e[0] == "start"]
-    assert [e[1] for e in starts] == [False, False, True]  # the two shared cells overlapped
+    assert [e[1] for e in starts] == [False, False, True]
     shared_ends = [e[2] for e in events if e[0] == "end" and not e[1]]
     assert starts[2][2] >= max(shared_ends)  # the exclusive one waited for both
 
