@@ -16,5 +16,5 @@ echo "== pytest"
 # One pytest worker per core (at most 4; TEST_WORKERS=N to choose, 1 for a serial run), a test
 # file's tests all on one worker (--dist loadfile) so that module fixtures are built once.
 workers="${TEST_WORKERS:-$(( $(nproc) < 4 ? $(nproc) : 4 ))}"
-COURSE_SKIP_BUILD=1 python -m pytest -q -n "$workers" --dist loadfile "$@"
+COURSE_SKIP_BUILD=1 python -m pytest -q -n "$workers" --dist loadfile --durations=30 "$@"
 echo "make test took $((SECONDS - start)) s"
