@@ -954,7 +954,7 @@ def _tied_error(case, got):
     if f"({d},{V})" not in (got.error or "").replace(" ", ""):
         return None
     return TIED_TRANSPOSED.said(
-        f"{TIED} raised ValueError for {case.label} (V = {V}, d = {d}): "
+        f"{TIED} raised ValueError for {case.label}: a ({d}, {V}) array met a ({V}, {d}) one. "
         f"{TIED_TRANSPOSED.message}. The error was: {got.error}"
     )
 
