@@ -198,3 +198,165 @@ def test_the_overlay_says_rounding_drift_or_a_wrong_step():
     said = capstone.verdict(wrong, theirs)
     assert "rounding of nn.Embedding + SparseAdam's at step 3" in said and "at step 6 " in said
     assert "NaN" in capstone.verdict(np.full(300, np.nan), theirs)
+
+
+# ------------------------------------------------------------------------------------------
+# Part C: the tied table against a tied torch model with torch.optim.Adam
+# ------------------------------------------------------------------------------------------
+def tied_torch_logits(emb, p, X):
+    """The tied model in torch: the lookup, the hidden layer, and F.linear with the table's own
+    weight as the output projection."""
+    H = emb(X)
+    Z = torch.tanh(H.reshape(X.shape[0], -1) @ p["W"].T + p["b"])
+    return torch.nn.functional.linear(Z, emb.weight, p["c"])
+
+
+def tied_torch_run(E, params, batches, lr, m0=None, v0=None, t0=0):
+    """Losses, the final table and Adam's (exp_avg, exp_avg_sq) of a tied nn.Embedding trained by
+    torch.optim.Adam (dense), from moments m0, v0 after t0 earlier steps (None: a fresh Adam)."""
+    emb = torch.nn.Embedding.from_pretrained(torch.from_numpy(E.copy()), freeze=False)
+    opt = torch.optim.Adam(emb.parameters(), lr=lr)
+    if m0 is not None:
+        opt.state[emb.weight] = {
+            "step": torch.tensor(float(t0)),
+            "exp_avg": torch.from_numpy(m0.copy()),
+            "exp_avg_sq": torch.from_numpy(v0.copy()),
+        }
+    p = {k: torch.from_numpy(a) for k, a in params.items()}
+    losses = []
+    for X, Y in batches:
+        X, Y = torch.from_numpy(X), torch.from_numpy(Y)
+        out = torch.nn.functional.cross_entropy(tied_torch_logits(emb, p, X), Y)
+        opt.zero_grad()
+        out.backward()
+        opt.step()
+        losses.append(out.item())
+    st = opt.state[emb.weight]
+    return losses, emb.weight.detach().numpy(), st["exp_avg"].numpy(), st["exp_avg_sq"].numpy()
+
+
+def tied_numpy_run(E, params, batches, lr, m0=None, v0=None, t0=0):
+    E = E.copy()
+    m = np.zeros_like(E) if m0 is None else m0.copy()
+    v = np.zeros_like(E) if v0 is None else v0.copy()
+    losses = [
+        REF.train_step_tied_(E, m, v, params, X, Y, t, lr)
+        for t, (X, Y) in enumerate(batches, t0 + 1)
+    ]
+    return losses, E, m, v
+
+
+def _assert_same_run(ours, theirs, rtol=1e-9, atol=1e-12):
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-10, atol=1e-12)
+    for a, b in zip(ours[1:], theirs[1:], strict=True):
+        np.testing.assert_allclose(a, b, rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("V,d", [(27, 4), (11, 3), (4, 6)])  # V != d both ways
+@pytest.mark.parametrize("repeated", [False, True])
+def test_reference_tied_steps_equal_a_tied_embedding_with_adam(seed, V, d, repeated):
+    """Several steps of the reference train_step_tied_ from a fresh Adam: the same losses,
+    table and moments as a tied nn.Embedding (its weight also F.linear's) with torch.optim.Adam."""
+    E, params = ch08.tied_model(V, d, 950 + seed)
+    batches = _batches(V, 960 + seed, repeated=repeated)
+    ours, theirs = (
+        tied_numpy_run(E, params, batches, 0.05),
+        tied_torch_run(E, params, batches, 0.05),
+    )
+    _assert_same_run(ours, theirs)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    V=st.integers(2, 12),
+    d=st.integers(1, 5),
+    B=st.integers(1, 8),
+    context=st.integers(1, 3),
+    t0=st.integers(0, 50),
+    lr=st.sampled_from([0.01, 0.05, 0.2]),
+    scale=st.sampled_from([1.0, 1e-5]),
+    seed=st.integers(0, 2**16),
+)
+def test_one_tied_step_from_any_adam_state_equals_torch(V, d, B, context, t0, lr, scale, seed):
+    """One step at t = t0 + 1 from moments of earlier steps (fresh when t0 = 0), with ids that
+    may repeat, any context length, and tables near zero (where eps counts): the reference
+    equals torch.optim.Adam on the tied model."""
+    E, params = ch08.tied_model(V, d, seed, context=context, scale=scale)
+    rng = np.random.default_rng(seed + 1)
+    X = rng.integers(0, V, size=(B, context)).astype(np.int64)
+    X[: (B + 1) // 2, 0] = X[0, 0]  # one id repeated in every example
+    Y = rng.integers(0, V, size=B).astype(np.int64)
+    m0, v0 = (None, None) if t0 == 0 else ch08.moments(V, d, seed + 2)
+    ours = tied_numpy_run(E, params, [(X, Y)], lr, m0, v0, t0)
+    theirs = tied_torch_run(E, params, [(X, Y)], lr, m0, v0, t0)
+    _assert_same_run(ours, theirs, atol=1e-14)
+
+
+def test_tied_float32_steps_coincide_with_pytorch_float32_to_rounding():
+    """A float32 tied table stays float32 and follows torch's float32 run to float32 rounding
+    (within the tolerance the float32 checks grade with)."""
+    V, d = 27, 4
+    E, params = ch08.tied_model(V, d, 970, dtype=np.float32)
+    batches = _batches(V, 971, steps=8, repeated=True)
+    ours, theirs = (
+        tied_numpy_run(E, params, batches, 0.05),
+        tied_torch_run(E, params, batches, 0.05),
+    )
+    assert all(a.dtype == np.float32 for a in ours[1:])
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=2e-6)
+    for a, b in zip(ours[1:], theirs[1:], strict=True):
+        np.testing.assert_allclose(a, b, rtol=2e-5, atol=1e-6)
+
+
+def test_tied_model_grads_is_autograd_of_the_layers_between_the_two_uses_of_E():
+    """G = dL/dH (the lookup's upstream gradient, E held fixed in the logits), Z and dS =
+    dL/dlogits, as autograd gives them; and dS.T @ Z + the rows of G summed per id is autograd's
+    gradient of the tied weight (the two paths, as train_step_tied_ must merge them)."""
+    V, d = 9, 4
+    E, params = ch08.tied_model(V, d, 980)
+    X, Y = _batches(V, 981, steps=1, B=10, repeated=True)[0]
+    W = torch.from_numpy(E.copy()).requires_grad_(True)
+    H = W[torch.from_numpy(X)].detach().requires_grad_(True)  # the lookup, cut from W
+    p = {k: torch.from_numpy(a) for k, a in params.items()}
+    Z = torch.tanh(H.reshape(len(X), -1) @ p["W"].T + p["b"])
+    logits = torch.nn.functional.linear(Z, W, p["c"])
+    logits.retain_grad()
+    out = torch.nn.functional.cross_entropy(logits, torch.from_numpy(Y))
+    out.backward()
+    loss, G, Z_np, dS = REF.tied_model_grads(E[X], E, params, Y)
+    assert np.isclose(loss, out.item(), rtol=1e-12)
+    np.testing.assert_allclose(G, H.grad.numpy(), rtol=1e-9, atol=1e-14)
+    np.testing.assert_allclose(Z_np, Z.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(dS, logits.grad.numpy(), rtol=1e-9, atol=1e-15)
+    emb = torch.nn.Embedding.from_pretrained(torch.from_numpy(E.copy()), freeze=False)
+    torch.nn.functional.cross_entropy(
+        tied_torch_logits(emb, p, torch.from_numpy(X)), torch.from_numpy(Y)
+    ).backward()
+    merged = dS.T @ Z_np
+    np.add.at(merged, X.ravel(), G.reshape(X.size, -1))
+    np.testing.assert_allclose(merged, emb.weight.grad.numpy(), rtol=1e-9, atol=1e-15)
+    assert (np.abs(dS.T @ Z_np) > 0).all()  # the output path reaches every row, looked up or not
+
+
+def test_where_eps_sits_matters_for_a_table_near_zero():
+    """SparseAdam's rule on every row (Part A's sparse_adam_step_ on np.arange(V)) is not
+    torch.optim.Adam's step: on an ordinary table the first step already differs by more than
+    the float64 grading tolerance (1e-6 of the table's scale), and on the graded table near zero
+    by far more, a large part of the step itself: what the eps placement's check rests on."""
+
+    def sparse_rule_run(E, params, X, Y, lr):
+        E, m, v = E.copy(), np.zeros_like(E), np.zeros_like(E)
+        _, G, Z, dS = REF.tied_model_grads(E[X], E, params, Y)
+        dE = dS.T @ Z
+        np.add.at(dE, X.ravel(), G.reshape(X.size, -1))
+        REF.sparse_adam_step_(E, m, v, np.arange(len(E)), dE, 1, lr)
+        return E
+
+    gaps = {}
+    for scale in (1.0, 1e-5):
+        E, params = ch08.tied_model(10, 3, 902, scale=scale)
+        X, Y = ch08.batch(np.random.default_rng(903).integers(0, 10, (4, 3)), 10, 903)
+        E_adam = tied_numpy_run(E, params, [(X, Y)], 0.1)[1]
+        gaps[scale] = np.abs(sparse_rule_run(E, params, X, Y, 0.1) - E_adam).max()
+    assert gaps[1.0] > 1e-5 and gaps[1e-5] > 1e-3 and gaps[1e-5] > 100 * gaps[1.0]

@@ -35,10 +35,15 @@ from .data import table as _table
 from .data import zipf as _zipf
 from .framework import Case, checks_for
 from .public.ch08 import (
+    TIED_NAMES,
     adam_judge,
     forward_judge,
     loss_judge,
     rows_judge,
+    tied_adam_judge,
+    tied_loss_judge,
+    tied_paths_judge,
+    tied_repeated_judge,
     update_judge,
     wired_update_judge,
 )
@@ -336,5 +341,174 @@ def train_step_padding():
             0.1,
             dtype=np.float32,
             padding_idx=0,
+        ),
+    ]
+
+
+# ------------------------------------------------------------------------------------------
+# Part C: the tied table
+# ------------------------------------------------------------------------------------------
+TIED = "train_step_tied_"
+
+
+def tied_model(V, d, seed, context=3, dtype=np.float64, scale=1.0):
+    """(E, params) of a tied model: a (V, d) table, the hidden layer W (d, context * d), b (d,)
+    and the output bias c (V,). ``scale`` shrinks E and b (a table near zero: eps matters)."""
+    rng = np.random.default_rng(seed)
+    E = scale * rng.standard_normal((V, d))
+    params = {
+        "W": rng.standard_normal((d, context * d)) / np.sqrt(context * d),
+        "b": 0.1 * scale * rng.standard_normal(d),
+        "c": 0.1 * rng.standard_normal(V),
+    }
+    return E.astype(dtype), {k: a.astype(dtype) for k, a in params.items()}
+
+
+def tied(label, V, d, seed, X, t=1, lr=1e-2, *, graded="arrays", state=False, **kw):
+    """A case calling train_step_tied_(E, m, v, params, X, Y, t, lr): from zero moments, or
+    (``state``) from moments of earlier steps in every row; grades the loss it returns
+    (graded="loss") or the E, m, v it leaves. meta: G = dL/dH at the lookup, and for a loss
+    case the loss after the reference's step."""
+    dtype = kw.pop("dtype", np.float64)
+    E, params = tied_model(V, d, seed, dtype=dtype, **kw)
+    Xb, Y = batch(X, V, seed + 1)
+    if state:
+        m, v = moments(V, d, seed + 2, dtype)
+    else:
+        m, v = np.zeros((V, d), dtype), np.zeros((V, d), dtype)
+    ref = reference.load(A)
+    meta = {"G": ref.tied_model_grads(E[Xb], E, params, Y)[1]}
+    if graded == "loss":
+        after = [np.array(a) for a in (E, m, v)]
+        ref.train_step_tied_(*after, params, Xb, Y, t, lr)
+        meta["loss_after"] = ref.tied_model_grads(after[0][Xb], after[0], params, Y)[0]
+    return Case(
+        label,
+        (E, m, v, params, Xb, Y, t, lr),
+        output="return" if graded == "loss" else ("args", (0, 1, 2)),
+        meta={"arg_names": TIED_NAMES, **meta},
+    )
+
+
+@check("test_tied_loss", TIED, tied_loss_judge)
+def tied_loss():
+    """train_step_tied_: returns the loss of the batch before the update, as a float"""
+    X = _ids((12, 3), 10, 880)
+    return [
+        tied("the first step (12 contexts, V = 10, d = 3)", 10, 3, 881, X, graded="loss"),
+        tied("step 9 of a table in training", 10, 3, 882, X, 9, 0.1, graded="loss", state=True),
+        tied("a float32 model", 10, 4, 883, X, dtype=np.float32, graded="loss"),
+    ]
+
+
+@check("test_tied_paths", TIED, tied_paths_judge)
+def tied_paths():
+    """train_step_tied_: both paths' gradients, the lookup's rows and the output projection's, in E"""
+    return [
+        tied(
+            "the first step, distinct ids, V = 12, d = 3",
+            12,
+            3,
+            884,
+            _distinct((3, 3), 12, 885),
+            lr=0.1,
+        ),
+        tied(
+            "step 4, distinct ids, V = 9, d = 4, moments of earlier steps",
+            9,
+            4,
+            886,
+            _distinct((2, 3), 9, 887),
+            4,
+            0.05,
+            state=True,
+        ),
+        tied("d > V: V = 4, d = 6, the first step", 4, 6, 888, _distinct((1, 3), 4, 889), lr=0.1),
+        tied("V = 8, d = 5, step 2", 8, 5, 890, _distinct((2, 3), 8, 891), 2, 0.05),
+    ]
+
+
+@check("test_tied_repeated", TIED, tied_repeated_judge)
+def tied_repeated():
+    """train_step_tied_: an id repeated in X gets the sum of all its rows of G (plus its output part)"""
+    boundary = np.zeros((8, 3), dtype=np.int64)
+    boundary[:, 2] = _ids(8, 27, 892)  # word starts: the boundary token 0 fills the context
+    return [
+        tied("word starts: id 0 fills most of the context", 27, 3, 893, boundary, lr=0.05),
+        tied(
+            "32 contexts of Zipf ids, step 6",
+            27,
+            3,
+            894,
+            _zipf(96, 27, 895).reshape(32, 3),
+            6,
+            0.02,
+            state=True,
+        ),
+        tied(
+            "a float32 model, 16 contexts",
+            10,
+            4,
+            896,
+            _ids((16, 3), 10, 897),
+            dtype=np.float32,
+            lr=0.1,
+        ),
+    ]
+
+
+@check("test_tied_adam", TIED, tied_adam_judge)
+def tied_adam():
+    """train_step_tied_: one torch.optim.Adam step at step t on every row of E, m and v"""
+    return [
+        tied(
+            "step 5 of a table in training, moments in every row",
+            15,
+            3,
+            898,
+            _ids((4, 3), 15, 899),
+            5,
+            0.05,
+            state=True,
+        ),
+        tied(
+            "step 200 of a table in training",
+            12,
+            2,
+            900,
+            _ids((3, 3), 12, 901),
+            200,
+            0.01,
+            state=True,
+        ),
+        tied(
+            "a table near zero (entries of order 1e-5), the first step: eps matters",
+            10,
+            3,
+            902,
+            _ids((4, 3), 10, 903),
+            lr=0.1,
+            scale=1e-5,
+        ),
+        tied(
+            "a table near zero, step 3 from zero moments",
+            10,
+            3,
+            904,
+            _ids((4, 3), 10, 905),
+            3,
+            0.1,
+            scale=1e-5,
+        ),
+        tied(
+            "a float32 model, step 3, moments in every row",
+            12,
+            4,
+            906,
+            _ids((4, 3), 12, 907),
+            3,
+            0.1,
+            dtype=np.float32,
+            state=True,
         ),
     ]

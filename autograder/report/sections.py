@@ -46,6 +46,7 @@ FUNCTIONS = {
     ("08", "embedding_backward_rows"): ("02", "what-follows-from-the-formula"),
     ("08", "sparse_adam_step_"): ADAM,
     ("08", "train_step_"): ("08", "what-one-step-does"),
+    ("08", "train_step_tied_"): ("08", "part-c-a-tied-table"),
     ("09", "quantize_rows"): ("09", "row-wise-quantization-for-serving"),
     ("09", "dequantize_rows"): ("09", "row-wise-quantization-for-serving"),
     ("09", "route"): ("09", "tables-bigger-than-a-device"),
@@ -60,6 +61,7 @@ LOGSUMEXP = ("05", "large-logits-log-sum-exp")
 MISTAKES = {
     **dict.fromkeys(
         ["trap-overwrite", "rows-trap-overwrite", "untied-trap-overwrite", "step-trap-overwrite",
+         "tied-trap-overwrite",
          "last-write", "grad-overwritten", "repeated-overwritten", "ranks-overwrite",
          "repeated-gradient-once"],
         TRAP,

@@ -416,3 +416,236 @@ def sparse_adam_step_(E, m, v, ids, grad_out, t, lr=1e-3, betas=(0.9, 0.999), ep
 
 # The mistake used for the demo submission and the end-to-end grading test.
 DEMO_MISTAKE = "one Adam update per occurrence (the trap)"
+
+
+# ------------------------------------------------------------------------------------------
+# Part C: train_step_tied_
+# ------------------------------------------------------------------------------------------
+TIED_LOSS, TIED_PATHS = "test_tied_loss", "test_tied_paths"
+TIED_REPEATED, TIED_ADAM = "test_tied_repeated", "test_tied_adam"
+TIED_ARRAYS = {TIED_PATHS, TIED_REPEATED, TIED_ADAM}
+TIED_HEAD = """
+import numpy as np
+
+
+def train_step_tied_(E, m, v, params, X, Y, t, lr=1e-2):
+"""
+# The step the tied mistakes below start from (lookup, both paths, one dense Adam step).
+TIED = """
+    X = np.asarray(X)
+    loss, G, Z, dS = tied_model_grads(E[X], E, params, Y)
+    dE = dS.T @ Z
+    np.add.at(dE, X.reshape(-1), G.reshape(X.size, -1))
+    m *= 0.9
+    m += 0.1 * dE
+    v *= 0.999
+    v += 0.001 * dE * dE
+    E -= lr / (1 - 0.9**t) * m / (np.sqrt(v / (1 - 0.999**t)) + 1e-8)
+    return loss
+"""
+# A dense torch.optim.Adam step as a helper, for the answers that take it twice.
+ADAM_HELPER = """
+    def adam(g, step):
+        m[:] = 0.9 * m + 0.1 * g
+        v[:] = 0.999 * v + 0.001 * g * g
+        E[:] -= lr / (1 - 0.9**step) * m / (np.sqrt(v / (1 - 0.999**step)) + 1e-8)
+"""
+
+
+def tied_answer(body: str) -> dict:
+    return {"train_step_tied_": TIED_HEAD + body}
+
+
+def tied_changed(old: str, new: str) -> dict:
+    assert old in TIED, old
+    return tied_answer(TIED.replace(old, new))
+
+
+TIED_ALTERNATIVES = {
+    "np.bincount per column, the output part as (Z.T @ dS).T, Part A's sparse_adam_step_ on "
+    "every row with eps scaled to Adam's": tied_answer(
+        """
+    V, d = E.shape
+    ids = np.asarray(X).ravel()
+    loss, G, Z, dS = tied_model_grads(embedding_forward(E, X), E, params, Y)
+    Gf = G.reshape(ids.size, d)
+    lookup = np.stack([np.bincount(ids, weights=Gf[:, j], minlength=V) for j in range(d)], axis=1)
+    dE = (lookup + (Z.T @ dS).T).astype(E.dtype)
+    # Adam's m / (sqrt(v / c2) + eps) is SparseAdam's rule with eps * sqrt(c2) in place of eps
+    sparse_adam_step_(E, m, v, np.arange(V), dE, t, lr, eps=1e-8 * np.sqrt(1 - 0.999**t))
+    return loss
+"""
+    ),
+    "a one-hot matrix for the lookup's part, np.einsum for the output's, m[:] = ...": tied_answer(
+        """
+    V = E.shape[0]
+    ids = np.asarray(X).reshape(-1)
+    loss, G, Z, dS = tied_model_grads(E[X], E, params, Y)
+    S = (ids[:, None] == np.arange(V)).astype(E.dtype)  # (N, V): S[n, i] = 1 where x_n = i
+    dE = S.T @ G.reshape(ids.size, -1) + np.einsum("bv,bd->vd", dS, Z)
+    b1, b2 = 0.9, 0.999
+    m[:] = b1 * m + (1 - b1) * dE
+    v[:] = b2 * v + (1 - b2) * dE**2
+    m_hat, v_hat = m / (1 - b1**t), v / (1 - b2**t)
+    E[:] = E - lr * m_hat / (np.sqrt(v_hat) + 1e-8)
+    return float(loss)
+"""
+    ),
+    "loops: one position at a time, one row at a time": tied_answer(
+        """
+    V, d = E.shape
+    ids = np.asarray(X).reshape(-1)
+    loss, G, Z, dS = tied_model_grads(E[X], E, params, Y)
+    Gf = G.reshape(ids.size, d)
+    dE = np.zeros_like(E)
+    for n in range(ids.size):
+        dE[ids[n]] += Gf[n]
+    for b in range(Z.shape[0]):
+        dE += np.outer(dS[b], Z[b])  # (V,) x (d,) -> (V, d)
+    c1, c2 = 1 - 0.9**t, 1 - 0.999**t
+    for i in range(V):
+        m[i] = 0.9 * m[i] + 0.1 * dE[i]
+        v[i] = 0.999 * v[i] + 0.001 * dE[i] ** 2
+        E[i] -= lr / c1 * m[i] / (np.sqrt(v[i]) / np.sqrt(c2) + 1e-8)
+    return loss
+"""
+    ),
+    "sorted ids and np.add.reduceat, np.multiply(..., out=)": tied_answer(
+        """
+    ids = np.asarray(X).reshape(-1)
+    loss, G, Z, dS = tied_model_grads(E[X], E, params, Y)
+    Gf = G.reshape(ids.size, -1)
+    order = np.argsort(ids, kind="stable")
+    rows, starts = np.unique(ids[order], return_index=True)
+    dE = dS.T @ Z
+    if rows.size:
+        dE[rows] += np.add.reduceat(Gf[order], starts, axis=0)
+    np.multiply(m, 0.9, out=m)
+    m += 0.1 * dE
+    np.multiply(v, 0.999, out=v)
+    v += 0.001 * np.square(dE)
+    E -= (lr / (1 - 0.9**t)) * m / (np.sqrt(v) / (1 - 0.999**t) ** 0.5 + 1e-8)
+    return loss
+"""
+    ),
+}
+ALTERNATIVES.update(TIED_ALTERNATIVES)
+
+TIED_MISTAKE_SAMPLES = {
+    "tied: only the lookup's gradient (the output projection's left out)": _mistake(
+        tied_changed("    dE = dS.T @ Z\n", "    dE = np.zeros_like(E)\n"),
+        {TIED_PATHS},
+        "only the lookup's gradient reached the step",
+        id="tied-input-path-only",
+    ),
+    "tied: only the output projection's gradient (G left out)": _mistake(
+        tied_changed("    np.add.at(dE, X.reshape(-1), G.reshape(X.size, -1))\n", ""),
+        {TIED_PATHS},
+        "only the output projection's gradient reached the step",
+        id="tied-output-path-only",
+    ),
+    "tied: dE[X] += G (repeated ids keep one row of G)": _mistake(
+        tied_changed(
+            "    np.add.at(dE, X.reshape(-1), G.reshape(X.size, -1))\n", "    dE[X] += G\n"
+        ),
+        {TIED_REPEATED},
+        "repeated ids overwrote each other",
+        id="tied-trap-overwrite",
+    ),
+    "tied: a lazy step, sparse_adam_step_ on the looked-up rows with their merged gradient": _mistake(
+        tied_changed(
+            TIED[TIED.index("    m *= 0.9") : TIED.index("    return loss")],
+            "    rows = np.unique(X)\n    sparse_adam_step_(E, m, v, rows, dE[rows], t, lr)\n",
+        ),
+        {TIED_ADAM},
+        "only the rows X looks up took an Adam step",
+        id="tied-lazy-step",
+    ),
+    "tied: two dense Adam steps, one per path, both at t": _mistake(
+        tied_answer(
+            ADAM_HELPER
+            + """
+    X = np.asarray(X)
+    loss, G, Z, dS = tied_model_grads(E[X], E, params, Y)
+    g_in = np.zeros_like(E)
+    np.add.at(g_in, X.reshape(-1), G.reshape(X.size, -1))
+    adam(g_in, t)
+    adam(dS.T @ Z, t)
+    return loss
+"""
+        ),
+        {TIED_ADAM},
+        "Adam stepped twice, once per path",
+        id="tied-two-steps",
+    ),
+    "tied: Part A's lazy step for the lookup's part at t, then a dense one for the output's at t + 1": _mistake(
+        tied_answer(
+            ADAM_HELPER
+            + """
+    loss, G, Z, dS = tied_model_grads(E[X], E, params, Y)
+    sparse_adam_step_(E, m, v, X, G, t, lr)
+    adam(dS.T @ Z, t + 1)
+    return loss
+"""
+        ),
+        {TIED_ADAM},
+        "or t advanced between the paths",
+        id="tied-two-steps",
+    ),
+    "tied: the output part computed as Z.T @ dS, (d, V), reshaped to (V, d)": _mistake(
+        tied_changed("    dE = dS.T @ Z\n", "    dE = (Z.T @ dS).reshape(E.shape)\n"),
+        {TIED_PATHS},
+        "the output projection's gradient has the wrong layout",
+        id="tied-output-transposed",
+    ),
+    "tied: the output part Z.T @ dS, (d, V), added to the (V, d) gradient as it is (it raises)": _mistake(
+        tied_changed(
+            "    dE = dS.T @ Z\n    np.add.at(dE, X.reshape(-1), G.reshape(X.size, -1))\n",
+            "    dE = np.zeros_like(E)\n"
+            "    np.add.at(dE, X.reshape(-1), G.reshape(X.size, -1))\n"
+            "    dE += Z.T @ dS\n",
+        ),
+        # it raises before it returns the loss, so every cell of Part C fails (and says why)
+        {TIED_LOSS, *TIED_ARRAYS},
+        "the output projection's gradient has the wrong layout",
+        id="tied-output-transposed",
+    ),
+    "tied: SparseAdam's rule on every row (sparse_adam_step_ on np.arange(V))": _mistake(
+        tied_changed(
+            TIED[TIED.index("    m *= 0.9") : TIED.index("    return loss")],
+            "    sparse_adam_step_(E, m, v, np.arange(E.shape[0]), dE, t, lr)\n",
+        ),
+        {TIED_ADAM},
+        "SparseAdam's update rule was used",
+        id="tied-sparseadam-eps",
+    ),
+    "tied: Part B's step reused (the lookup's gradient, a lazy sparse step)": _mistake(
+        tied_answer(
+            """
+    loss, G, Z, dS = tied_model_grads(embedding_forward(E, X), E, params, Y)
+    rows, values = embedding_backward_rows(X, G)
+    sparse_adam_step_(E, m, v, rows, values, t, lr)
+    return loss
+"""
+        ),
+        TIED_ARRAYS,
+        "this is Part B's step",
+        id="tied-untied-step",
+    ),
+    "tied: m = 0.9 * m + ... (new arrays bound to m and v; the caller's never change)": _mistake(
+        tied_changed(
+            "    m *= 0.9\n    m += 0.1 * dE\n    v *= 0.999\n    v += 0.001 * dE * dE\n",
+            "    m = 0.9 * m + 0.1 * dE\n    v = 0.999 * v + 0.001 * dE * dE\n",
+        ),
+        TIED_ARRAYS,
+        "m and v did not change (E did)",
+        id="tied-not-in-place",
+    ),
+    "tied: returns the loss after the update": _mistake(
+        tied_changed("    return loss\n", "    return tied_model_grads(E[X], E, params, Y)[0]\n"),
+        {TIED_LOSS},
+        "returned the loss after the update",
+        id="loss-after-update",
+    ),
+}
+MISTAKES.update(TIED_MISTAKE_SAMPLES)

@@ -35,6 +35,7 @@ from ..judges import (
     eps_moved_factor,
     explains,
     in_place_problem,
+    mistake_id,
     row_ids_problem,
 )
 from ..visible import make_expect
@@ -45,6 +46,8 @@ FWD, ROWS, ADAM, STEP = (
     "sparse_adam_step_",
     "train_step_",
 )
+TIED = "train_step_tied_"
+GIVEN = {STEP: "model_grads", TIED: "tied_model_grads"}  # the given function each step calls
 GRADED = ("E", "m", "v")
 B1, B2, EPS, LR = 0.9, 0.999, 1e-8, 1e-3  # sparse_adam_step_'s defaults
 
@@ -231,15 +234,16 @@ class _Step:
         return [None, m, v]
 
 
-def _named(case, got, want, dtype, mistakes, steps):
+def _named(case, got, want, dtype, mistakes, steps, match=None):
     """The first mistake whose model explains the wrong arrays (judges.explains). The models of
     this module's step mistakes take the step (a _Step), not (case, want)."""
     if steps is None:
         return None
+    match = match or near
     for m in mistakes:
         for model in m.models():
             alt = model(steps)
-            if alt is not None and explains(got, want, alt, lambda a, b: near(a, b, dtype)):
+            if alt is not None and explains(got, want, alt, lambda a, b: match(a, b, dtype)):
                 return m.on(case)
     return None
 
@@ -274,9 +278,10 @@ def kept_text(fname, kept, case):
     )
 
 
-def _arrays_judge(fname, ids_name, parts, mistakes, unchanged, hint=""):
+def _arrays_judge(fname, ids_name, parts, mistakes, unchanged, hint="", match=None):
     """Judge a function that changes E, m and v in place (arguments 0, 1, 2); ``hint`` ends
-    the message of a difference no model names."""
+    the message of a difference no model names; ``match(a, b, dtype)``: how a mistake's
+    prediction is compared (default: ``near``)."""
 
     def judge(case, got, want):
         problem = common_problems(case, got, want, fname)
@@ -297,10 +302,11 @@ def _arrays_judge(fname, ids_name, parts, mistakes, unchanged, hint=""):
         kept = _kept(got.values, want.values, steps, dtype)
         if kept:
             return unchanged.said(kept_text(fname, kept, case))
-        named = _named(case, got.values, want.values, dtype, mistakes, steps)
+        named = _named(case, got.values, want.values, dtype, mistakes, steps, match)
         if named:
             return named
         touched = set() if steps is None else set(steps.flat.tolist())
+        dense = getattr(steps, "every_row", False)  # a dense step moves untouched rows too
         pad = None if steps is None else steps.pad
         for k in (1, 2, 0):  # m and v first: E's step is computed from them
             name, g, w = GRADED[k], got.values[k], want.values[k]
@@ -311,7 +317,7 @@ def _arrays_judge(fname, ids_name, parts, mistakes, unchanged, hint=""):
                 text = f"{fname} left wrong values in {name} for {case.label}: rows {rows} differ"
                 if pad in rows:
                     text += f" (row {pad} is the padding row: it and its moments never change)"
-                elif rows and not touched.intersection(rows):
+                elif rows and not dense and not touched.intersection(rows):
                     text += f" and none of them is in {ids_name} (rows it does not touch must not change)"
                 if shown(case) and rows:
                     text += f"; {name}[{rows[0]}] is {fmt(g[rows[0]])}, expected {fmt(w[rows[0]])}"
@@ -672,33 +678,33 @@ def update_judge(case, got, want):
     return message
 
 
-def loss_judge(case, got, want):
+def loss_judge(case, got, want, fname=STEP, error=None):
     """The loss before the update, returned as one float (E, m, v may change: they are the
-    step's outputs, graded by the other checks)."""
+    step's outputs, graded by the other checks); ``error`` names an exception, by the case."""
     got = dataclasses.replace(got, modified=[i for i in got.modified if i > 2])
-    problem = _step_error(case, got)
+    problem = (error or _step_error)(case, got)
     if problem:
         return problem
     if got.returned_none and got.error_type is None:
         return RETURNED_NONE.said(
-            f"{STEP} returned None for {case.label}. Did you forget the return statement?"
+            f"{fname} returned None for {case.label}. Did you forget the return statement?"
         )
-    problem = common_problems(case, got, want, STEP)
+    problem = common_problems(case, got, want, fname)
     if problem or want.error_type is not None:
         return problem
     if got.is_tuple or got.value is None or got.value.size != 1:
-        return f"{STEP} should return the loss (one float) for {case.label}, got {', '.join(got.types)}."
+        return f"{fname} should return the loss (one float) for {case.label}, got {', '.join(got.types)}."
     g, w = float(got.value.reshape(())), float(want.value.reshape(()))
     if np.isclose(g, w, rtol=1e-5, atol=1e-6):
         return None
     after = case.meta.get("loss_after")
     if after is not None and np.isclose(g, after, rtol=1e-5, atol=1e-6):
         return LOSS_AFTER.said(
-            f"{STEP} returned the loss after the update for {case.label}: return the loss that "
-            "model_grads computed before the table changed (the loss of this batch at this step)."
+            f"{fname} returned the loss after the update for {case.label}: return the loss that "
+            f"{GIVEN[fname]} computed before the table changed (the loss of this batch at this step)."
         )
     shown_w = f", expected {w:.6f}" if shown(case) else ""
-    return f"{STEP} returned the loss {g:.6f} for {case.label}{shown_w}, which is not right."
+    return f"{fname} returned the loss {g:.6f} for {case.label}{shown_w}, which is not right."
 
 
 # Wiring slips of train_step_ (what it hands sparse_adam_step_): test_train_step_update charges
@@ -748,12 +754,261 @@ def train_step_judge(case, got, want):
     return (loss_judge if case.output == "return" else update_judge)(case, got, want)
 
 
+# ------------------------------------------------------------------------------------------
+# Part C: the tied table (one dense torch.optim.Adam step on the sum of two paths' gradients)
+# ------------------------------------------------------------------------------------------
+class _TiedStep(_Step):
+    """E, m, v before and after one torch.optim.Adam step of a tied table (every row steps),
+    float64. g_hat: every row's gradient, read back from the expected m; g_in: the lookup's
+    part (``meta["G"]``, the per-position rows, summed into their ids); g_out = g_hat - g_in:
+    the output projection's part. A model gives [E or None, m, v] for one slip."""
+
+    every_row = True  # a dense step: rows the batch does not look up change too
+
+    def __init__(self, before, after, flat, g, t, lr):
+        super().__init__(before, after, flat, g, t, lr)
+        self.g_in = np.zeros_like(self.g_hat)
+        if self.g is not None:
+            np.add.at(self.g_in, flat, self.g)
+        self.g_out = self.g_hat - self.g_in
+        self.untouched = np.setdiff1d(np.arange(self.E0.shape[0]), self.rows)
+
+    def with_gradient(self, g, rows=None, m0=None, v0=None, rule=None):
+        """[E, m, v] after one Adam step with the (V, d) gradient g on ``rows`` (None: every
+        row), from m0 and v0 (default: the case's); E by ``rule`` ("adam": torch.optim.Adam's,
+        "sparse": SparseAdam's), or None (not predicted)."""
+        m = (self.m0 if m0 is None else m0).copy()
+        v = (self.v0 if v0 is None else v0).copy()
+        r = slice(None) if rows is None else rows
+        m[r] = B1 * m[r] + (1 - B1) * g[r]
+        v[r] = B2 * v[r] + (1 - B2) * g[r] ** 2
+        if rule is None:
+            return [None, m, v]
+        E, t = self.E0.copy(), self.t
+        if rule == "adam":
+            E[r] -= self.lr / (1 - B1**t) * m[r] / (np.sqrt(v[r] / (1 - B2**t)) + EPS)
+        else:
+            E[r] -= _step_size(self.lr, t) * m[r] / (np.sqrt(v[r]) + EPS)
+        return [E, m, v]
+
+    def gradient_model(self, g):
+        return None if self.g is None else self.with_gradient(g, rule="adam")
+
+    def overwritten(self):
+        """dE[X] += G: each repeated id keeps the last of its rows of G (then the output path)."""
+        if self.g is None or not _repeated(self):
+            return None
+        last = np.zeros_like(self.g_hat)
+        last[self.flat] = self.g  # numpy writes each repeated row once: the last one
+        return self.with_gradient(self.g_out + last)
+
+    def lazy(self):
+        """The right gradient, but only the looked-up rows step: the others keep m and v."""
+        if self.untouched.size == 0:
+            return None
+        m, v, u = self.m1.copy(), self.v1.copy(), self.untouched
+        m[u], v[u] = self.m0[u], self.v0[u]
+        return [None, m, v]  # E not predicted: the touched rows may take SparseAdam's rule
+
+    def two_steps(self):
+        """Two Adam steps, one per path (either order, or the lookup's lazily on its rows
+        first): m and v whatever t each used."""
+        if self.g is None:
+            return None
+        out = []
+        for first, rows, second in (
+            (self.g_in, None, self.g_out),
+            (self.g_out, None, self.g_in),
+            (self.g_in, self.rows, self.g_out),
+        ):
+            _, m, v = self.with_gradient(first, rows)
+            out.append(self.with_gradient(second, None, m, v))
+        return out
+
+    def sparse_rule(self):
+        """SparseAdam's update on every row: step_size * m / (sqrt(v) + eps), eps added to the
+        uncorrected sqrt(v), from the expected m and v."""
+        E = self.E0 - _step_size(self.lr, self.t) * self.m1 / (np.sqrt(self.v1) + EPS)
+        return [E, self.m1, self.v1]
+
+    def untied(self):
+        """Part B's step: the lookup's gradient alone, a lazy step on its rows."""
+        return None if self.g is None else self.with_gradient(self.g_in, self.rows, rule="sparse")
+
+
+def _each(model):
+    """A Mistake model that gives several predictions (a list of [E, m, v]) as one tuple of
+    models, each taking the step."""
+    return tuple(lambda s, k=k: (model(s) or [None] * 3)[k] for k in range(3))
+
+
+TIED_NAMES = ["E", "m", "v", "params", "X", "Y", "t", "lr"]
+
+
+def _tied_parts(case, want):
+    given = {"lr": 1e-2, **dict(zip(TIED_NAMES, case.args, strict=False)), **case.kwargs}
+    E, m, v, X, t, lr = (given[k] for k in ("E", "m", "v", "X", "t", "lr"))
+    return _TiedStep([E, m, v], want, _flat(X), case.meta.get("G"), t, lr)
+
+
+TWO_PATHS = (
+    "dL/dE of a tied table has two parts, and both must be in the step: the lookup's (the rows "
+    "of G, summed into the ids of X that produced them) and the output projection's (the "
+    "logits are Z @ E.T, so every row of E gets a gradient from dS and Z, looked up or not)"
+)
+TIED_INPUT_ONLY = Mistake(
+    "tied-input-path-only",
+    "only the lookup's gradient reached the step; the output projection's is missing. " + TWO_PATHS,
+    lambda s: s.gradient_model(s.g_in),
+)
+TIED_OUTPUT_ONLY = Mistake(
+    "tied-output-path-only",
+    "only the output projection's gradient reached the step; the lookup's (G, from "
+    "tied_model_grads) is missing. " + TWO_PATHS,
+    lambda s: s.gradient_model(s.g_out),
+)
+TIED_TRANSPOSED = Mistake(
+    "tied-output-transposed",
+    "the output projection's gradient has the wrong layout: it is a (V, d) array whose row i "
+    "collects what the logit of id i did over the batch, and Z.T @ dS is its transpose, (d, V); "
+    "reshaping that to (V, d) scrambles the entries instead of transposing them (and with "
+    "V == d it would even fit as it is). Work out which product of dS (B, V) and Z (B, d) has "
+    "shape (V, d)",
+    lambda s: s.gradient_model(s.g_in + s.g_out.T.reshape(s.g_out.shape)),
+)
+TIED_TRAP = Mistake(
+    "tied-trap-overwrite",
+    "repeated ids overwrote each other in the lookup's part of the gradient: dE[X] += G (or "
+    "a fancy-indexed += of any kind) writes each repeated row once, so an id that occurs k "
+    "times got one of its k rows of G, not their sum. Accumulate with np.add.at, np.bincount, a "
+    "one-hot matrix or a loop (chapters 2 and 3)",
+    lambda s: s.overwritten(),
+)
+TIED_LAZY = Mistake(
+    "tied-lazy-step",
+    "only the rows X looks up took an Adam step (a lazy, SparseAdam-style step): in a tied "
+    "model the output projection gives every row of E a gradient, so torch.optim.Adam steps "
+    "every row of E, m and v, and the rows X does not touch change too",
+    lambda s: s.lazy(),
+)
+TIED_TWO_STEPS = Mistake(
+    "tied-two-steps",
+    "Adam stepped twice, once per path (or t advanced between the paths): the two parts of "
+    "dL/dE are summed into one gradient first, then the table takes ONE Adam step at this t. "
+    "Adam is not linear in g: two steps with the parts are not one step with their sum",
+    _each(lambda s: s.two_steps()),
+)
+TIED_SPARSE_RULE = Mistake(
+    "tied-sparseadam-eps",
+    "SparseAdam's update rule was used: step_size * m / (sqrt(v) + eps) adds eps to the "
+    "uncorrected sqrt(v). torch.optim.Adam adds it to the bias-corrected root: E -= lr / "
+    "(1 - b1**t) * m / (sqrt(v / (1 - b2**t)) + eps). The two differ where sqrt(v) is "
+    "small (a table near zero). Write Adam's rule, or call your sparse_adam_step_ with eps "
+    "scaled to match",
+    lambda s: s.sparse_rule(),
+)
+TIED_UNTIED = Mistake(
+    "tied-untied-step",
+    "this is Part B's step (the lookup's gradient alone, a lazy sparse Adam step on the rows "
+    "X looks up): a tied table also gets the output projection's gradient, on every row, and "
+    "takes torch.optim.Adam's dense step",
+    lambda s: s.untied(),
+)
+TIED_NOT_IN_PLACE = Mistake(
+    "tied-not-in-place",
+    f"E, m and v did not change: {TIED} must update the caller's arrays in place (E -= ..., "
+    "m *= b1, m += ..., or m[:] = ...; not m = b1 * m + ..., which binds a new array to the name)",
+)
+TIED_MISTAKES = [
+    TIED_INPUT_ONLY,  # before TIED_UNTIED: from zero moments they differ only by eps's place
+    TIED_UNTIED,
+    TIED_OUTPUT_ONLY,
+    TIED_TRANSPOSED,
+    TIED_TRAP,
+    TIED_LAZY,
+    TIED_TWO_STEPS,
+    TIED_SPARSE_RULE,
+]
+
+
+def near_relative(a, b, dtype):
+    """near, relative to the larger of the two arrays: a table near zero has moments of order
+    1e-7 and less, which the absolute part of near's tolerance cannot tell apart."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape:
+        return False
+    s = max(float(np.max(np.abs(a), initial=0.0)), float(np.max(np.abs(b), initial=0.0)))
+    return near(a / s, b / s, dtype) if s > 0 else True
+
+
+_tied_values = _arrays_judge(
+    TIED, "X", _tied_parts, TIED_MISTAKES, TIED_NOT_IN_PLACE, match=near_relative
+)
+
+
+def _tied_error(case, got):
+    """A (d, V) array met a (V, d) one: the output gradient used untransposed."""
+    if got.error_type != "ValueError" or not case.args:
+        return None
+    V, d = np.shape(case.args[0])
+    if f"({d},{V})" not in (got.error or "").replace(" ", ""):
+        return None
+    return TIED_TRANSPOSED.said(
+        f"{TIED} raised ValueError for {case.label}: a ({d}, {V}) array met a ({V}, {d}) one. "
+        f"{TIED_TRANSPOSED.message}. The error was: {got.error}"
+    )
+
+
+def tied_arrays_judge(case, got, want):
+    """The E, m and v train_step_tied_ leaves (output ("args", (0, 1, 2)))."""
+    return _tied_error(case, got) or _tied_values(case, got, want)
+
+
+def tied_loss_judge(case, got, want):
+    return loss_judge(case, got, want, TIED, _tied_error)
+
+
+def tied_judge(case, got, want):
+    """The loss (output "return") or the arrays the tied step changes."""
+    return (tied_loss_judge if case.output == "return" else tied_arrays_judge)(case, got, want)
+
+
+# Each of Part C's arrays cells charges its own slips; a slip another cell charges passes here
+# when the arrays are exactly what that one slip gives (a crash is no such output), so one slip
+# costs one cell. TIED_UNTIED and TIED_NOT_IN_PLACE are charged by every arrays cell.
+TIED_CELLS = {
+    "paths": {"tied-input-path-only", "tied-output-path-only", "tied-output-transposed"},
+    "repeated": {"tied-trap-overwrite"},
+    "adam": {"tied-lazy-step", "tied-two-steps", "tied-sparseadam-eps"},
+}
+
+
+def _tied_cell(cell):
+    elsewhere = set().union(*TIED_CELLS.values()) - TIED_CELLS[cell]
+
+    def judge(case, got, want):
+        message = tied_arrays_judge(case, got, want)
+        if got.error_type is None and mistake_id(message) in elsewhere:
+            return None
+        return message
+
+    judge.__doc__ = f"train_step_tied_'s arrays, charging {sorted(TIED_CELLS[cell])}"
+    return judge
+
+
+tied_paths_judge, tied_repeated_judge, tied_adam_judge = (
+    _tied_cell(c) for c in ("paths", "repeated", "adam")
+)
+
+
 # Every mistake this chapter recognises (judges.COMMON besides): ids unique within the chapter.
 MISTAKES = [FLATTENED, OVERWRITE, AVERAGED, ROWS_NOT_COALESCED, ROWS_UNSORTED, *ADAM_MISTAKES]
 MISTAKES += [ADAM_NOT_IN_PLACE, *TRAIN_MISTAKES]
-MISTAKES += [STEP_NOT_IN_PLACE, LOSS_AFTER]
+MISTAKES += [STEP_NOT_IN_PLACE, LOSS_AFTER, *TIED_MISTAKES, TIED_NOT_IN_PLACE]
 
 JUDGES = {FWD: forward_judge, ROWS: rows_judge, ADAM: adam_judge, STEP: train_step_judge}
 JUDGES[f"{STEP}:wired"] = wired_update_judge
+JUDGES.update({TIED: tied_judge, f"{TIED}:paths": tied_paths_judge})
+JUDGES.update({f"{TIED}:repeated": tied_repeated_judge, f"{TIED}:adam": tied_adam_judge})
 STEP_COMPANIONS = {STEP: step_companion, f"{STEP}:wired": step_companion}
 expect = make_expect(JUDGES, MISTAKES, STEP_COMPANIONS)
