@@ -48,7 +48,9 @@ def test_the_lock_lets_cells_share_but_a_timing_cell_runs_alone(tmp_path):
     go_readers, go_writer = ctx.Event(), ctx.Event()
     r_trying, r_holding = [ctx.Event() for _ in range(2)], [ctx.Event() for _ in range(2)]
     readers = [
-        ctx.Process(target=_hold, args=(tmp_path, False, r_trying[i], r_holding[i], go_readers, log))
+        ctx.Process(
+            target=_hold, args=(tmp_path, False, r_trying[i], r_holding[i], go_readers, log)
+        )
         for i in range(2)
     ]
     for r in readers:
