@@ -92,7 +92,8 @@ def encode(words, context: int = 3):
 
 @dataclass(frozen=True)
 class CharData:
-    """The train/validation split of ``load_data``, encoded."""
+    """The train/validation(/test) split of ``load_data``, encoded; the test split is empty
+    unless ``n_test`` asked for one."""
 
     X_train: torch.Tensor
     Y_train: torch.Tensor
@@ -101,15 +102,28 @@ class CharData:
     train_words: tuple
     val_words: tuple
     context: int
+    X_test: torch.Tensor
+    Y_test: torch.Tensor
+    test_words: tuple
 
 
 @functools.cache
-def load_data(n_train: int = 8000, n_val: int = 2000, context: int = 3, seed: int = 0):
-    """The course's data set: ``n_train`` and ``n_val`` web2 words, split by ``seed``."""
-    train, val = split_words(load_words(), n_train, n_val, seed)
+def load_data(
+    n_train: int = 8000, n_val: int = 2000, context: int = 3, seed: int = 0, n_test: int = 0
+):
+    """The course's data set: ``n_train``, ``n_val`` and ``n_test`` web2 words, split by ``seed``.
+
+    The test words sit just before the validation words in the permutation, so the training
+    and validation words are the same with or without a test split (every chapter's default
+    data is unchanged by it), and all three are disjoint.
+    """
+    train, held = split_words(load_words(), n_train, n_val + n_test, seed)
+    test, val = held[:n_test], held[n_test:]
     X_train, Y_train = encode(train, context)
     X_val, Y_val = encode(val, context)
-    return CharData(X_train, Y_train, X_val, Y_val, tuple(train), tuple(val), context)
+    X_test, Y_test = encode(test, context)
+    words = (tuple(train), tuple(val), context)
+    return CharData(X_train, Y_train, X_val, Y_val, *words, X_test, Y_test, tuple(test))
 
 
 def unigram_loss(data: CharData) -> float:
@@ -194,10 +208,16 @@ def adam_step(params, grads, state, lr, betas=(0.9, 0.999), eps=1e-8):
         w.addcdiv_(m, denom, value=-lr / (1 - b1**t))
 
 
-def train_adam(p, data: CharData, steps=300, batch=256, lr=1e-2, seed=0, eval_every=0):
-    """Adam on every parameter, in place. Returns the training loss of every step and, every
-    ``eval_every`` steps (and after the last), (step, validation loss) pairs."""
-    params = [t.requires_grad_(True) for t in p.values()]
+def train_adam(
+    p, data: CharData, steps=300, batch=256, lr=1e-2, seed=0, eval_every=0, keys=None, test=False
+):
+    """Adam, in place, on the parameters named in ``keys`` (default: every one; the others stay
+    at their values). Returns the training loss of every step and, every ``eval_every`` steps
+    (and after the last), (step, validation loss) pairs, or with ``test`` (step, validation
+    loss, test loss) triples: choose the step on validation, report the test loss there."""
+    if test and not len(data.Y_test):
+        raise ValueError("test=True needs a test split: load_data(..., n_test=...)")
+    params = [p[k].requires_grad_(True) for k in (p if keys is None else keys)]
     state, train_losses, val_losses = {}, [], []
     with one_thread():
         for step, rows in enumerate(batches(len(data.Y_train), steps, batch, seed)):
@@ -207,7 +227,8 @@ def train_adam(p, data: CharData, steps=300, batch=256, lr=1e-2, seed=0, eval_ev
                 adam_step(params, grads, state, lr)
             train_losses.append(out.item())
             if (eval_every and (step + 1) % eval_every == 0) or step + 1 == steps:
-                val_losses.append((step + 1, loss(p, data.X_val, data.Y_val)))
+                point = (step + 1, loss(p, data.X_val, data.Y_val))
+                val_losses.append(point + (loss(p, data.X_test, data.Y_test),) if test else point)
     for t in params:
         t.requires_grad_(False)
     return np.array(train_losses), val_losses
