@@ -126,10 +126,11 @@ def load_data(
     return CharData(X_train, Y_train, X_val, Y_val, *words, X_test, Y_test, tuple(test))
 
 
-def unigram_loss(data: CharData) -> float:
-    """Validation loss of the best context-free model (the training set's character frequencies)."""
+def unigram_loss(data: CharData, test: bool = False) -> float:
+    """Validation (or, with ``test``, test) loss of the best context-free model: the training
+    set's character frequencies."""
     p = torch.bincount(data.Y_train, minlength=V).double() / len(data.Y_train)
-    return -torch.log(p[data.Y_val]).mean().item()
+    return -torch.log(p[data.Y_test if test else data.Y_val]).mean().item()
 
 
 @contextmanager
