@@ -214,12 +214,16 @@ def train_adam(
 ):
     """Adam, in place, on the parameters named in ``keys`` (default: every one; the others stay
     at their values). Returns the training loss of every step and, every ``eval_every`` steps
-    (and after the last), (step, validation loss) pairs, or with ``test`` (step, validation
-    loss, test loss) triples: choose the step on validation, report the test loss there."""
+    (and after the last), (step, validation loss) pairs.
+
+    With ``test``, (step, validation loss, test loss) triples, the test loss given only for the
+    model early stopping keeps (a copy taken at the first lowest validation loss) and for the
+    last; None elsewhere: the test split is read only where validation has chosen.
+    """
     if test and not len(data.Y_test):
         raise ValueError("test=True needs a test split: load_data(..., n_test=...)")
     params = [p[k].requires_grad_(True) for k in (p if keys is None else keys)]
-    state, train_losses, val_losses = {}, [], []
+    state, train_losses, val_losses, kept = {}, [], [], None
     with one_thread():
         for step, rows in enumerate(batches(len(data.Y_train), steps, batch, seed)):
             out = F.cross_entropy(logits(p, data.X_train[rows]), data.Y_train[rows])
@@ -228,11 +232,22 @@ def train_adam(
                 adam_step(params, grads, state, lr)
             train_losses.append(out.item())
             if (eval_every and (step + 1) % eval_every == 0) or step + 1 == steps:
-                point = (step + 1, loss(p, data.X_val, data.Y_val))
-                val_losses.append(point + (loss(p, data.X_test, data.Y_test),) if test else point)
+                val_losses.append((step + 1, loss(p, data.X_val, data.Y_val)))
+                if test and (kept is None or val_losses[-1][1] < val_losses[kept[0]][1]):
+                    kept = (len(val_losses) - 1, {k: t.detach().clone() for k, t in p.items()})
+        if test:
+            val_losses = _with_test_losses(p, data, val_losses, *kept)
     for t in params:
         t.requires_grad_(False)
     return np.array(train_losses), val_losses
+
+
+def _with_test_losses(p, data, val_losses, i_kept, p_kept):
+    """train_adam's triples: the test loss of the kept model and of the last, None elsewhere."""
+    test = {len(val_losses) - 1: loss(p, data.X_test, data.Y_test)}
+    if i_kept not in test:  # the kept model is not the last
+        test[i_kept] = loss(p_kept, data.X_test, data.Y_test)
+    return [(s, v, test.get(i)) for i, (s, v) in enumerate(val_losses)]
 
 
 def update_index_add(E, ids, G, lr):

@@ -162,17 +162,24 @@ def test_training_learns_and_is_deterministic(small):
     assert np.array_equal(train_losses, runs[1][0]) and torch.equal(E, runs[1][2])
 
 
-def test_test_losses_are_recorded_beside_validation_and_never_change_training():
-    """train_adam(test=True) adds the test loss to every evaluation and nothing else: the
-    training losses and the validation losses are those of the same run without it."""
-    data = rd.load_data(n_train=1000, n_val=300, n_test=200)
-    p, q = rd.init_model(6, hidden=16, seed=0), rd.init_model(6, hidden=16, seed=0)
-    losses_p, val = rd.train_adam(p, data, steps=60, eval_every=20, seed=0)
-    losses_q, both = rd.train_adam(q, data, steps=60, eval_every=20, seed=0, test=True)
+def test_the_test_split_is_read_only_for_the_kept_model_and_the_last():
+    """train_adam(test=True) changes neither training nor the validation losses; it gives the
+    test loss of the model at the first lowest validation loss (the one a run stopped there
+    ends with) and of the last, and None at every other evaluation."""
+    data = rd.load_data(n_train=300, n_val=300, n_test=200)  # a wide model overfits 300 words
+    p, q = rd.init_model(32, hidden=64, seed=0), rd.init_model(32, hidden=64, seed=0)
+    losses_p, val = rd.train_adam(p, data, steps=200, eval_every=20, seed=0)
+    losses_q, both = rd.train_adam(q, data, steps=200, eval_every=20, seed=0, test=True)
     assert np.array_equal(losses_p, losses_q) and [t[:2] for t in both] == val
-    assert [t[2] for t in both][-1] == pytest.approx(rd.loss(q, data.X_test, data.Y_test))
+    i = int(np.argmin([v for _, v in val]))
+    assert i < len(val) - 1, "expected this run to overfit, so that the kept model is not the last"
+    assert [j for j, t in enumerate(both) if t[2] is not None] == [i, len(val) - 1]
+    assert both[-1][2] == rd.loss(q, data.X_test, data.Y_test)
+    stopped = rd.init_model(32, hidden=64, seed=0)
+    rd.train_adam(stopped, data, steps=both[i][0], seed=0)  # the same batches, stopped there
+    assert both[i][2] == pytest.approx(rd.loss(stopped, data.X_test, data.Y_test), abs=1e-6)
     with pytest.raises(ValueError, match="n_test"):
-        rd.train_adam(p, rd.load_data(n_train=1000, n_val=300), steps=1, test=True)
+        rd.train_adam(p, rd.load_data(n_train=300, n_val=300), steps=1, test=True)
 
 
 def test_keys_train_only_the_parameters_named():
