@@ -92,7 +92,8 @@ def encode(words, context: int = 3):
 
 @dataclass(frozen=True)
 class CharData:
-    """The train/validation split of ``load_data``, encoded."""
+    """The train/validation(/test) split of ``load_data``, encoded; the test split is empty
+    unless ``n_test`` asked for one."""
 
     X_train: torch.Tensor
     Y_train: torch.Tensor
@@ -101,21 +102,35 @@ class CharData:
     train_words: tuple
     val_words: tuple
     context: int
+    X_test: torch.Tensor
+    Y_test: torch.Tensor
+    test_words: tuple
 
 
 @functools.cache
-def load_data(n_train: int = 8000, n_val: int = 2000, context: int = 3, seed: int = 0):
-    """The course's data set: ``n_train`` and ``n_val`` web2 words, split by ``seed``."""
-    train, val = split_words(load_words(), n_train, n_val, seed)
+def load_data(
+    n_train: int = 8000, n_val: int = 2000, context: int = 3, seed: int = 0, n_test: int = 0
+):
+    """The course's data set: ``n_train``, ``n_val`` and ``n_test`` web2 words, split by ``seed``.
+
+    The test words sit just before the validation words in the permutation, so the training
+    and validation words are the same with or without a test split (every chapter's default
+    data is unchanged by it), and all three are disjoint.
+    """
+    train, held = split_words(load_words(), n_train, n_val + n_test, seed)
+    test, val = held[:n_test], held[n_test:]
     X_train, Y_train = encode(train, context)
     X_val, Y_val = encode(val, context)
-    return CharData(X_train, Y_train, X_val, Y_val, tuple(train), tuple(val), context)
+    X_test, Y_test = encode(test, context)
+    words = (tuple(train), tuple(val), context)
+    return CharData(X_train, Y_train, X_val, Y_val, *words, X_test, Y_test, tuple(test))
 
 
-def unigram_loss(data: CharData) -> float:
-    """Validation loss of the best context-free model (the training set's character frequencies)."""
+def unigram_loss(data: CharData, test: bool = False) -> float:
+    """Validation (or, with ``test``, test) loss of the best context-free model: the training
+    set's character frequencies."""
     p = torch.bincount(data.Y_train, minlength=V).double() / len(data.Y_train)
-    return -torch.log(p[data.Y_val]).mean().item()
+    return -torch.log(p[data.Y_test if test else data.Y_val]).mean().item()
 
 
 @contextmanager
@@ -194,11 +209,21 @@ def adam_step(params, grads, state, lr, betas=(0.9, 0.999), eps=1e-8):
         w.addcdiv_(m, denom, value=-lr / (1 - b1**t))
 
 
-def train_adam(p, data: CharData, steps=300, batch=256, lr=1e-2, seed=0, eval_every=0):
-    """Adam on every parameter, in place. Returns the training loss of every step and, every
-    ``eval_every`` steps (and after the last), (step, validation loss) pairs."""
-    params = [t.requires_grad_(True) for t in p.values()]
-    state, train_losses, val_losses = {}, [], []
+def train_adam(
+    p, data: CharData, steps=300, batch=256, lr=1e-2, seed=0, eval_every=0, keys=None, test=False
+):
+    """Adam, in place, on the parameters named in ``keys`` (default: every one; the others stay
+    at their values). Returns the training loss of every step and, every ``eval_every`` steps
+    (and after the last), (step, validation loss) pairs.
+
+    With ``test``, (step, validation loss, test loss) triples, the test loss given only for the
+    model early stopping keeps (a copy taken at the first lowest validation loss) and for the
+    last; None elsewhere: the test split is read only where validation has chosen.
+    """
+    if test and not len(data.Y_test):
+        raise ValueError("test=True needs a test split: load_data(..., n_test=...)")
+    params = [p[k].requires_grad_(True) for k in (p if keys is None else keys)]
+    state, train_losses, val_losses, kept = {}, [], [], None
     with one_thread():
         for step, rows in enumerate(batches(len(data.Y_train), steps, batch, seed)):
             out = F.cross_entropy(logits(p, data.X_train[rows]), data.Y_train[rows])
@@ -208,9 +233,21 @@ def train_adam(p, data: CharData, steps=300, batch=256, lr=1e-2, seed=0, eval_ev
             train_losses.append(out.item())
             if (eval_every and (step + 1) % eval_every == 0) or step + 1 == steps:
                 val_losses.append((step + 1, loss(p, data.X_val, data.Y_val)))
+                if test and (kept is None or val_losses[-1][1] < val_losses[kept[0]][1]):
+                    kept = (len(val_losses) - 1, {k: t.detach().clone() for k, t in p.items()})
+        if test:
+            val_losses = _with_test_losses(p, data, val_losses, *kept)
     for t in params:
         t.requires_grad_(False)
     return np.array(train_losses), val_losses
+
+
+def _with_test_losses(p, data, val_losses, i_kept, p_kept):
+    """train_adam's triples: the test loss of the kept model and of the last, None elsewhere."""
+    test = {len(val_losses) - 1: loss(p, data.X_test, data.Y_test)}
+    if i_kept not in test:  # the kept model is not the last
+        test[i_kept] = loss(p_kept, data.X_test, data.Y_test)
+    return [(s, v, test.get(i)) for i, (s, v) in enumerate(val_losses)]
 
 
 def update_index_add(E, ids, G, lr):

@@ -92,6 +92,20 @@ def test_load_data_sizes(small):
     assert rd.unigram_loss(small) < LOG_V
 
 
+def test_a_test_split_is_disjoint_and_leaves_the_other_splits_alone(small):
+    """n_test takes its words from just before the validation words: the training and
+    validation words of every chapter's default call are the same with or without it."""
+    with_test = rd.load_data(n_train=1000, n_val=300, n_test=200)
+    assert with_test.train_words == small.train_words and with_test.val_words == small.val_words
+    assert len(with_test.test_words) == 200 and len(small.test_words) == 0
+    assert not set(with_test.test_words) & (set(small.train_words) | set(small.val_words))
+    assert with_test.X_test.shape == (sum(len(w) + 1 for w in with_test.test_words), 3)
+    assert small.X_test.shape == (0, 3) and small.Y_test.shape == (0,)
+    assert rd.unigram_loss(with_test, test=True) != rd.unigram_loss(with_test)
+    with pytest.raises(ValueError):
+        rd.load_data(n_train=rd.WEB2_COUNT - 300, n_val=300, n_test=1)
+
+
 # --- the model ------------------------------------------------------------------------------
 
 
@@ -146,6 +160,39 @@ def test_training_learns_and_is_deterministic(small):
     assert [s for s, _ in val] == [50, 100, 150]
     assert val[-1][1] < rd.unigram_loss(small) < LOG_V < start + 0.5
     assert np.array_equal(train_losses, runs[1][0]) and torch.equal(E, runs[1][2])
+
+
+def test_the_test_split_is_read_only_for_the_kept_model_and_the_last():
+    """train_adam(test=True) changes neither training nor the validation losses; it gives the
+    test loss of the model at the first lowest validation loss (the one a run stopped there
+    ends with) and of the last, and None at every other evaluation."""
+    data = rd.load_data(n_train=300, n_val=300, n_test=200)  # a wide model overfits 300 words
+    p, q = rd.init_model(32, hidden=64, seed=0), rd.init_model(32, hidden=64, seed=0)
+    losses_p, val = rd.train_adam(p, data, steps=200, eval_every=20, seed=0)
+    losses_q, both = rd.train_adam(q, data, steps=200, eval_every=20, seed=0, test=True)
+    assert np.array_equal(losses_p, losses_q) and [t[:2] for t in both] == val
+    i = int(np.argmin([v for _, v in val]))
+    assert i < len(val) - 1, "expected this run to overfit, so that the kept model is not the last"
+    assert [j for j, t in enumerate(both) if t[2] is not None] == [i, len(val) - 1]
+    assert both[-1][2] == rd.loss(q, data.X_test, data.Y_test)
+    stopped = rd.init_model(32, hidden=64, seed=0)
+    rd.train_adam(stopped, data, steps=both[i][0], seed=0)  # the same batches, stopped there
+    assert both[i][2] == pytest.approx(rd.loss(stopped, data.X_test, data.Y_test), abs=1e-6)
+    with pytest.raises(ValueError, match="n_test"):
+        rd.train_adam(p, rd.load_data(n_train=300, n_val=300), steps=1, test=True)
+
+
+def test_keys_train_only_the_parameters_named():
+    data = rd.load_data(n_train=1000, n_val=300)
+    p, q = rd.init_model(6, hidden=16, seed=0), rd.init_model(6, hidden=16, seed=0)
+    assert np.array_equal(
+        rd.train_adam(p, data, steps=5, seed=0)[0],
+        rd.train_adam(q, data, steps=5, seed=0, keys=list(q))[0],
+    )
+    frozen = rd.init_model(6, hidden=16, seed=0)
+    start = {k: t.clone() for k, t in frozen.items()}
+    rd.train_adam(frozen, data, steps=5, seed=0, keys=["W", "b"])
+    assert {k for k in start if not torch.equal(start[k], frozen[k])} == {"W", "b"}
 
 
 def test_the_trained_table_groups_the_vowels():
