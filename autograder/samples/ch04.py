@@ -293,6 +293,67 @@ def embedding_bag_mean(E, ids, offsets):
         says="last bag was left out",
         id="last-bag-dropped",
     ),
+    # The last bag's ids or size wrong, every other bag right: the values cell names it, the
+    # empty-bags and dtype cells (whose cases have last bags too) excuse it.
+    "last bag taken as ids[offsets[-1]:-1]": Mistake(
+        {
+            "embedding_bag_mean": """
+import numpy as np
+
+def embedding_bag_mean(E, ids, offsets):
+    B = len(offsets)
+    out = np.zeros((B, E.shape[1]), dtype=E.dtype)
+    for b in range(B):
+        bag = ids[offsets[b]:offsets[b + 1]] if b + 1 < B else ids[offsets[b]:-1]
+        if len(bag):
+            out[b] = E[bag].mean(axis=0)
+    return out
+"""
+        },
+        fails={"test_bag_mean_values"},
+        says="ids[offsets[-1]:-1] leaves out the last id",
+        id="last-bag-size",
+    ),
+    "last bag divided by a wrong count (np.diff(offsets, append=offsets[-1] + 1))": Mistake(
+        {
+            "embedding_bag_mean": """
+import numpy as np
+
+def embedding_bag_mean(E, ids, offsets):
+    B, N = len(offsets), len(ids)
+    counts = np.diff(offsets, append=offsets[-1] + 1)
+    out = np.zeros((B, E.shape[1]), dtype=E.dtype)
+    for b in range(B):
+        end = offsets[b + 1] if b + 1 < B else N
+        if end > offsets[b]:
+            out[b] = E[ids[offsets[b]:end]].sum(axis=0) / max(counts[b], 1)
+    return out
+"""
+        },
+        fails={"test_bag_mean_values"},
+        says="its sum was divided by 1",
+        id="last-bag-size",
+    ),
+    "last bag's size taken as len(ids) - offsets[-2]": Mistake(
+        {
+            "embedding_bag_mean": """
+import numpy as np
+
+def embedding_bag_mean(E, ids, offsets):
+    B, N = len(offsets), len(ids)
+    sizes = np.append(np.diff(offsets), N - offsets[-2] if B > 1 else N)
+    out = np.zeros((B, E.shape[1]), dtype=E.dtype)
+    for b in range(B):
+        end = offsets[b + 1] if b + 1 < B else N
+        if end > offsets[b]:
+            out[b] = E[ids[offsets[b]:end]].sum(axis=0) / max(sizes[b], 1)
+    return out
+"""
+        },
+        fails={"test_bag_mean_values"},
+        says="its size is len(ids) - offsets[-1]",
+        id="last-bag-size",
+    ),
     # A running sum over every bag, then differences at the offsets: exact in real numbers,
     # but in float32 a short bag after a long one loses its digits.
     "float32 prefix sum over all bags (np.cumsum)": Mistake(
