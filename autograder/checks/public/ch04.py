@@ -604,6 +604,37 @@ SHORT_GRADIENT = Mistake(
     "has one row for every row of the table, V rows (rows no bag uses are zeros)",
     _b_short,
 )
+
+
+def _b_distinct_share(case, want):
+    """mode="mean", a bag's distinct ids sharing its gradient (G[np.unique(bag)] +=
+    grad_out[b] / n_b, n_b of them): an id that occurs c times in bag b alone gets want[v] *
+    size_b / (c n_b). None where an id occurs in several bags or no bag repeats one (the
+    hidden checks recompute the other cases from the bags); the set's other form, each distinct
+    id once over the bag size, is grad-overwritten's answer where this model works."""
+    if _mode(case) != "mean" or not repeats_in_one_bag(case):
+        return None
+    ids, bag, sizes = _b_bags(case)
+    out = np.array(want, dtype=np.float64)
+    for v in np.unique(ids):
+        b = int(bag[ids == v][0])
+        mine = ids[bag == b]
+        if np.unique(bag[ids == v]).size > 1:
+            return None
+        out[v] *= sizes[b] / (np.count_nonzero(mine == v) * np.unique(mine).size)
+    return out
+
+
+# Where every repeated id stays in one bag, its other form (each distinct id once, over the bag
+# size) is also grad-overwritten's answer: the judges name neither there (with_set_or_overwritten).
+BAG_AS_SET = Mistake(
+    "grad-bag-as-set",
+    f"{BWD} treated a bag as a set: an id that occurs k times in a bag got the bag's gradient "
+    "once (set(), np.unique, or dE[ids[s:e]] += ... per bag, chapter 3's fancy-indexing trap "
+    "inside a bag). A bag is a multiset: the id gets it k times ([4, 1, 1] gives row 1 twice "
+    "grad_out[b] / 3 with mean pooling)",
+    _b_distinct_share,
+)
 LAST_BAG_SIZE = Mistake(
     "grad-last-bag-size",
     f'{BWD} with mode="mean" divided the last bag\'s gradient by a wrong size: the last bag '
@@ -641,10 +672,11 @@ BWD_MISTAKES = [
     Mistake(
         "grad-overwritten",
         f"{BWD} kept only one contribution for a repeated id: dE[ids] += rows with "
-        "repeated ids writes each row once (the last write wins). Every occurrence must add up: "
-        "use np.add.at or a loop",
+        "repeated ids writes each row once (the last write wins), chapter 3's fancy-indexing "
+        "trap. Every occurrence must add up: use np.add.at or a loop",
         _b_overwritten,
     ),
+    BAG_AS_SET,
     Mistake(
         "grad-empty-bag-nan",
         f"{BWD} returned NaN: an empty bag's size is 0, and 0/0 spread into the "
@@ -828,8 +860,109 @@ mean_dtype_judge = excusing(
 mean_shape_judge = excusing(
     with_reduceat_hint(shape_judge(MEAN, [LAST_BAG_DROPPED]), MEAN, 1, 2), [LAST_BAG_DROPPED]
 )
-backward_judge = with_last_size_fit(
-    with_reduceat_hint(array_judge(BWD, mistakes=BWD_MISTAKES), BWD, 0, 1)
+
+
+def repeats_in_one_bag(case) -> bool:
+    """True where some id repeats and every repeated id stays in one bag (meta["bag"]): there a
+    bag treated as a set and dE[ids] += rows give the same answer."""
+    if _b_bags(case) is None:
+        return False
+    ids, bag, _ = _b_bags(case)
+    v, counts = np.unique(ids, return_counts=True)
+    return bool(np.any(counts > 1)) and all(
+        np.unique(bag[ids == i]).size == 1 for i in v[counts > 1]
+    )
+
+
+def either_repeat_mistake(case, said: str) -> str:
+    """The message for a case that two mistakes explain alike (named neither: the cell's other
+    cases tell them apart): ``said``, one of them, and a bag treated as a set."""
+    return (
+        f"{BWD} returned wrong values for {case.label} that two mistakes give alike here: "
+        f"{said.split(' (for ')[0]}; or {BAG_AS_SET.message}."
+    )
+
+
+def with_set_or_overwritten(judge):
+    """``judge``, naming neither grad-overwritten nor grad-bag-as-set where every repeated id
+    stays in one bag (both give that answer there)."""
+
+    def wrapped(case, got, want):
+        msg = judge(case, got, want)
+        if mistake_id(msg) == "grad-overwritten" and repeats_in_one_bag(case):
+            return either_repeat_mistake(case, str(msg))
+        return msg
+
+    return wrapped
+
+
+def mean_companion(case):
+    """The student's mode="mean" answer on a sum case's bags (charged_in_mean), asked where the
+    case carries what mode="mean" gives there (meta["mean_expected"])."""
+    if "mean_expected" not in case.meta:
+        return None
+    ids, offsets, grad_out, V = case.args
+    return (BWD, [(ids, offsets, grad_out, V, "mean")], True)
+
+
+def _off_in_rows_only(got, want, rows) -> bool:
+    """``got`` is wrong, but only in ``rows`` (a mask over the rows)."""
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want)
+    if got.shape != want.shape or close(got, want, dtype=want.dtype):
+        return False
+    return bool(close(got[~rows], want[~rows], dtype=want.dtype))
+
+
+def _repeat_rows(case, V):
+    """(V,) mask: the ids that occur more than once, and every id of a bag that repeats one
+    (the rows a repeated id counted once can change: a bag's distinct ids sharing its gradient
+    moves the others' too)."""
+    ids, bag, _ = _b_bags(case)
+    rows = np.zeros(V, dtype=bool)
+    v, counts = np.unique(ids, return_counts=True)
+    rows[v[(counts > 1) & (v < V)]] = True
+    for b in np.unique(bag):
+        mine = ids[bag == b]
+        if np.unique(mine).size < mine.size:
+            rows[mine[mine < V]] = True
+    return rows
+
+
+def charged_in_mean(judge):
+    """The sum cell's ``judge``: an answer wrong only in the rows a repeated id counted once can
+    change (_repeat_rows: one contribution kept, a bag as a set), whose mode="mean" answer on
+    the same bags (its companion call, against meta["mean_expected"]) is wrong only there too, is the mean cell's
+    mistake, whose cases repeat ids as well: this cell checks only its dtype. Repeats mishandled
+    in mode="sum" alone still cost this cell."""
+
+    def wrapped(case, got, want):
+        msg = judge(case, got, want)
+        mean_want = case.meta.get("mean_expected")
+        if not msg or mean_want is None or got.error_type or got.value is None:
+            return msg
+        whole = (got.companion or [None])[0]
+        if not whole or _b_bags(case) is None:
+            return msg
+        _, _, shape, flat = whole[0]
+        mean_got = np.asarray(flat, dtype=np.float64).reshape(shape)
+        rows = _repeat_rows(case, want.value.shape[0])
+        if not (
+            _off_in_rows_only(got.value, want.value, rows)
+            and _off_in_rows_only(mean_got, mean_want, rows)
+        ):
+            return msg
+        if got.value.dtype != want.value.dtype:
+            return WRONG_DTYPE.said(
+                f"{BWD} returned {got.value.dtype} for {case.label}; expected {want.value.dtype}. "
+                + dtype_advice(got.value.dtype, want.value.dtype)
+            )
+        return None
+
+    return wrapped
+
+
+backward_judge = with_set_or_overwritten(
+    with_last_size_fit(with_reduceat_hint(array_judge(BWD, mistakes=BWD_MISTAKES), BWD, 0, 1))
 )
 backward_shape_judge = with_reduceat_hint(shape_judge(BWD, [SHORT_GRADIENT]), BWD, 0, 1)
 
@@ -852,7 +985,7 @@ def backward_cell_judges(judge):
     excuses nothing: a last bag dropped in sum mode only would otherwise lose no point (the mean
     cell sees mean mode only), so a last bag dropped in both modes costs the mean and sum cells."""
     return {
-        "sum": judge,
+        "sum": charged_in_mean(judge),
         "empty": excusing(judge, BWD_DIVIDE_MISTAKES + BWD_LAST_MISTAKES, BWD),
         "dtype": excusing(judge, BWD_DIVIDE_MISTAKES + BWD_LAST_MISTAKES, BWD),
     }
@@ -870,4 +1003,4 @@ JUDGES = {
     f"{BWD}:shape": backward_shape_judge,
     f"{BWD}:mode": mode_judge,
 }
-expect = make_expect(JUDGES, MISTAKES)
+expect = make_expect(JUDGES, MISTAKES, companions={f"{BWD}:sum": mean_companion})
