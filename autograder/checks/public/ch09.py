@@ -51,6 +51,7 @@ from ..judges import (
     explains,
     forgiving,
     in_place_problem,
+    mistake_id,
     one_array_problems,
     shape_judge,
 )
@@ -1094,6 +1095,31 @@ lookup_judge = _lookup_problems(
 )
 
 
+def charged_in_plain_cell(judge, excused, fname):
+    """``judge`` for a cell about uneven shards, empty batches and dtypes: an answer that is a
+    mistake of ``excused`` (the ordering of the rows put back, repeats added up: the plain
+    cell's properties, which that cell charges) is checked here for its dtypes only."""
+    names = {m.name for m in excused}
+
+    def wrapped(case, got, want):
+        msg = judge(case, got, want)
+        if not msg or mistake_id(msg) not in names:
+            return msg
+        for i, (g, w) in enumerate(zip(got.values, want.values, strict=True)):
+            if g.dtype != w.dtype:
+                where = f" for shard {i}" if len(want.values) > 1 else ""
+                return WRONG_DTYPE.said(
+                    f"{fname} returned {g.dtype}{where} for {case.label}; expected {w.dtype}."
+                )
+        return None
+
+    return wrapped
+
+
+lookup_uneven_judge = charged_in_plain_cell(lookup_judge, [NOT_INVERTED], LOOKUP)
+backward_uneven_judge = charged_in_plain_cell(backward_judge, [OVERWRITTEN], BACKWARD)
+
+
 def quant_shape_judge(case, got, want) -> str | None:
     """Only the structure of quantize_rows' answer: a tuple of three arrays of the right shapes."""
     problem = common_problems(case, got, want, QUANT)
@@ -1445,7 +1471,9 @@ JUDGES = {
     DEQUANT: dequant_judge,
     ROUTE: route_judge,
     LOOKUP: lookup_judge,
+    f"{LOOKUP}:uneven": lookup_uneven_judge,
     BACKWARD: backward_judge,
+    f"{BACKWARD}:uneven": backward_uneven_judge,
     STEP: decay_values_judge,
     f"{STEP}:lazy": decay_lazy_judge,
     f"{STEP}:repeats": decay_rest_judge,
