@@ -872,6 +872,48 @@ def flush_decay_(E, last, T, lr, lam):
         says="did not set last",
         id="flush-last-not-updated",
     ),
+    # Rebinding the names: the right arithmetic, but the caller's arrays never change
+    "flush: E and last rebound (E = ..., last = ...)": Mistake(
+        {
+            "flush_decay_": """
+def flush_decay_(E, last, T, lr, lam):
+    E = ((1 - lr * lam) ** (T - last))[:, None] * E
+    last = np.full_like(last, T)
+"""
+        },
+        fails={"test_decay_flush"},
+        says="binds a new array to the function's local name",
+        id="not-in-place",
+    ),
+    "flush: E rebound, last written in place": Mistake(
+        {
+            "flush_decay_": """
+def flush_decay_(E, last, T, lr, lam):
+    E = E * ((1 - lr * lam) ** (T - last))[:, None]
+    last[:] = T
+"""
+        },
+        fails={"test_decay_flush"},
+        says="the caller's E did not change",
+        id="not-in-place",
+    ),
+    "lazy decay: E rebound to an updated copy": Mistake(
+        {
+            "lazy_decay_step_": """
+def lazy_decay_step_(E, last, ids, grad_rows, lr, lam, t):
+    rows, slot = np.unique(ids, return_inverse=True)
+    G = np.zeros((rows.size, E.shape[1]))
+    np.add.at(G, slot.reshape(-1), grad_rows)
+    E = E.copy()
+    E[rows] = (1 - lr * lam) ** (t - last[rows])[:, None] * E[rows] - lr * G
+    last[rows] = t
+"""
+        },
+        # in place is test_decay_lazy's property: the value cells excuse it
+        fails={"test_decay_lazy"},
+        says="the caller's E did not change",
+        id="not-in-place",
+    ),
 }
 
 # The mistake used for the demo submission and the end-to-end grading test.

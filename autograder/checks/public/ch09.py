@@ -1289,7 +1289,8 @@ DECAY_AFTER = Mistake(
 LAST_NOT_UPDATED = Mistake(
     "last-not-updated",
     f"{STEP} did not update last: after the step the touched rows are up to date at step t, so "
-    "last[ids] = t; otherwise the next step and the flush decay them again for the same steps",
+    "last[ids] = t; otherwise the next step and the flush decay them again for the same steps "
+    "(last = ... only rebinds the local name: write last[rows] = t into the caller's array)",
     _last_kept,
 )
 DENSE_DECAY = Mistake(
@@ -1303,6 +1304,27 @@ DECAY_RETURNS = Mistake(
     "decay-returns-value",
     f"{STEP} returned something: it changes E and last in place and returns None (like "
     "list.sort(), or PyTorch's optimizer.step())",
+)
+
+
+def _e_rebound(case, want):
+    """E left exactly as the caller passed it where the call changes it (E = ... rebinds the
+    local name, the caller's array never changes); last not predicted. None where the expected
+    E is the given one (nothing to change)."""
+    names = STEP_NAMES if len(case.args) == len(STEP_NAMES) else FLUSH_NAMES
+    E0 = np.asarray(_args(case, names)["E"], np.float64)
+    return None if _near_all(E0, want[0]) else [E0, None]
+
+
+REBIND = (
+    "E = ... or last = ... binds a new array to the function's local name, which the caller "
+    "never sees: write into the arrays the caller passed (E[rows] = ..., E *= ..., "
+    "last[rows] = t, last[:] = T)"
+)
+NOT_IN_PLACE = Mistake(
+    "not-in-place",
+    f"the caller's E did not change: {STEP} and {FLUSH} work in place, and {REBIND}",
+    _e_rebound,
 )
 
 
@@ -1351,11 +1373,13 @@ FLUSH_ONCE = Mistake(
 FLUSH_LAST_KEPT = Mistake(
     "flush-last-not-updated",
     f"{FLUSH} did not set last: after the flush every row is up to date at step T, so "
-    "last[:] = T; otherwise the next step or flush decays the rows again for the same steps",
+    "last[:] = T; otherwise the next step or flush decays the rows again for the same steps "
+    "(last = np.full_like(last, T) only rebinds the local name: the caller's last never changes)",
     _flush_last_kept,
 )
-FLUSH_MISTAKES = [FLUSH_UNSEEN, FLUSH_ONCE, FLUSH_LAST_KEPT]
+FLUSH_MISTAKES = [NOT_IN_PLACE, FLUSH_UNSEEN, FLUSH_ONCE, FLUSH_LAST_KEPT]
 STEP_MISTAKES = [
+    NOT_IN_PLACE,
     DECAY_ONCE,
     OFF_BY_ONE,
     PER_OCCURRENCE_DECAY,
@@ -1405,9 +1429,9 @@ def decay_step_judge(case, got, want) -> str | None:
     return _decay_where(case, STEP, got, want)
 
 
-# test_decay_lazy alone charges the two laziness mistakes (the values of the touched rows are
-# right there); every other step cell lets an answer that one of them explains pass.
-LAZINESS = {"dense-decay", "last-not-updated"}
+# test_decay_lazy alone charges the two laziness mistakes and E left unchanged (E rebound: its
+# docstring says in place; the values of the touched rows are right otherwise); every other step cell lets an answer that one of them explains pass.
+LAZINESS = {"dense-decay", "last-not-updated", NOT_IN_PLACE.name}
 decay_values_judge = forgiving(decay_step_judge, LAZINESS)
 decay_values_judge.__doc__ = decay_step_judge.__doc__
 # test_decay_step alone charges the three catch-up mistakes (a wrong factor for every touched
@@ -1441,6 +1465,8 @@ def decay_lazy_judge(case, got, want) -> str | None:
         )
     if not np.array_equal(g_last[p.rows], p.last1[p.rows]):
         return LAST_NOT_UPDATED.on(case)
+    if _e_rebound(case, want.values) is not None and _near_all(g_E, p.E0):
+        return NOT_IN_PLACE.on(case)
     if not got.returned_none:
         return DECAY_RETURNS.on(case)
     return None
@@ -1506,6 +1532,6 @@ MISTAKES = [
     FULL_TABLE,
     *STEP_MISTAKES,
     DECAY_RETURNS,
-    *FLUSH_MISTAKES,
+    *(m for m in FLUSH_MISTAKES if m is not NOT_IN_PLACE),
 ]
 expect = make_expect(JUDGES, MISTAKES)
