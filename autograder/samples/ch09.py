@@ -422,6 +422,35 @@ MISTAKES = {
         says="float16 cannot hold",
         id="constant-row-shortcut",
     ),
+    # A guard that avoids 0 / 0 but stores another scale than FBGEMM's rule
+    "the low-bit guard (scale 1) applied at 8 bits too": Mistake(
+        {
+            "quantize_rows": quant().replace(
+                "        divisor = scale\n",
+                "        scale[scale == 0] = 1\n        divisor = scale\n",
+            )
+        },
+        fails={"test_quantize_constant_rows"},
+        says="at 8 bits the scale stays 0",
+        id="scale-zero-rule",
+    ),
+    "a constant row's 8-bit scale set to an eps (1e-8)": Mistake(
+        {
+            "quantize_rows": quant().replace(
+                "        divisor = scale\n",
+                "        scale[scale == 0] = 1e-8\n        divisor = scale\n",
+            )
+        },
+        fails={"test_quantize_constant_rows"},
+        says="not the format's stored scale",
+        id="scale-zero-rule",
+    ),
+    "a float16 scale of 0 replaced by float16's smallest normal number": Mistake(
+        {"quantize_rows": quant(guard="scale[scale == 0] = np.finfo(np.float16).tiny")},
+        fails={"test_quantize_constant_rows"},
+        says="replaced by exactly 1",
+        id="scale-zero-rule",
+    ),
     "a 4-bit scale guarded before its float16 rounding": Mistake(
         {
             "quantize_rows": quant(

@@ -185,6 +185,28 @@ def _constant_row(case, got, want):
     return rest_ok and not const_ok
 
 
+def _wrong_scale_rule(case, got, want):
+    """The rows FBGEMM's scale-0 rule applies to (8 bits: a scale of 0; 4 and 2 bits: a float16
+    scale of 0, stored as 1) given another nonzero scale (1 at 8 bits, an eps, ...), their codes
+    and offsets right, every other row right. A scale left 0 at 4 and 2 bits is constant-row's
+    (a division by it is 0 / 0)."""
+    w_scale = np.asarray(want[1], np.float64)
+    g_scale = np.asarray(got[1], np.float64)
+    if g_scale.shape != w_scale.shape:
+        return False
+    ruled = (w_scale == 0) if bits_of(case) == 8 else (w_scale == 1) & degenerate_rows(case)
+    wrong = ruled & (g_scale != w_scale)
+    if not wrong.any() or not np.all(np.isfinite(g_scale[wrong])) or (g_scale[wrong] == 0).any():
+        return False
+    rest = ~wrong
+    codes_g, codes_w = np.asarray(got[0]), np.asarray(want[0])
+    return (
+        same_codes(codes_g, codes_w)
+        and near(np.asarray(got[2]), np.asarray(want[2]))
+        and near(g_scale[rest], w_scale[rest])
+    )
+
+
 def _constant_shortcut(case, got, want):
     """4 and 2 bits: constant rows whose value float16 cannot hold given codes 0 (as if their
     range were 0: a test for max == min, a range from the exact minimum, a scale guarded with
@@ -312,6 +334,15 @@ CONSTANT = Mistake(
     "is replaced by 1 and the codes are 0 (FBGEMM's choice: any scale gives back the row, and 1 can "
     "be inverted)",
 )
+WRONG_SCALE_RULE = Mistake(
+    "scale-zero-rule",
+    f"{QUANT} stored another scale than FBGEMM's for a row whose scale is 0 (a constant row, or at "
+    "4 and 2 bits a row whose float16 scale underflows to 0): the exercise states FBGEMM's rule, "
+    "at 8 bits the scale stays 0 (codes 0: dequantizing gives the offset back), at 4 and 2 bits a "
+    "float16 scale of 0 is replaced by exactly 1 (scale[scale == 0] = 1, after the rounding to "
+    "float16). Another guard (1 at 8 bits, an eps such as 1e-8 or float16's smallest number) "
+    "also avoids the division by zero, but it is not the format's stored scale",
+)
 SCALE_GUARD_FP16 = Mistake(
     "scale-guard-before-fp16",
     f"{QUANT} kept a float16 scale of 0 for a row that is not constant: its range is not 0, but "
@@ -379,6 +410,7 @@ QUANT_MISTAKES = [
     (FLOAT16_AT_8, _float16_at_8_bits),
     (GLOBAL_SCALE, _global_scale),
     (CONSTANT_SHORTCUT, _constant_shortcut),
+    (WRONG_SCALE_RULE, _wrong_scale_rule),
     (CONSTANT, _constant_row),
     (SCALE_GUARD_FP16, _scale_guard_before_fp16),
     (LEVELS, _levels_2b),
