@@ -12,7 +12,7 @@ from . import reference
 from .compare import close
 from .data import table as _table
 from .framework import Case, checks_for
-from .judges import Mistake, array_judge, mistake_id
+from .judges import WRONG_DTYPE, Mistake, array_judge, dtype_advice, mistake_id
 from .public.ch04 import (
     BAG_AS_SET,
     BWD,
@@ -293,9 +293,16 @@ def excused_by_its_mean(judge):
         mean_got = np.asarray(flat, dtype=np.float64).reshape(shape)
         mean_case = Case(case.label, case.args, {"mode": "mean"}, meta=case.meta)
         g, dtype = got.value.astype(np.float64), want.value.dtype
-        if any(_fits(m, case, g, dtype) and _fits(m, mean_case, mean_got, dtype) for m in REPEATS):
-            return None if got.value.dtype == dtype else msg
-        return msg
+        if not any(
+            _fits(m, case, g, dtype) and _fits(m, mean_case, mean_got, dtype) for m in REPEATS
+        ):
+            return msg
+        if got.value.dtype != dtype:
+            return WRONG_DTYPE.said(
+                f"{BWD} returned {got.value.dtype} for {case.label}; expected {dtype}. "
+                + dtype_advice(got.value.dtype, dtype)
+            )
+        return None
 
     return wrapped
 
