@@ -9,15 +9,19 @@ from __future__ import annotations
 import numpy as np
 
 from . import reference
+from .compare import close
 from .data import table as _table
 from .framework import Case, checks_for
-from .judges import Mistake, array_judge
+from .judges import WRONG_DTYPE, Mistake, array_judge, dtype_advice, mistake_id
 from .public.ch04 import (
+    BAG_AS_SET,
     BWD,
     BWD_MISTAKES,
     backward_cell_judges,
     backward_shape_judge,
+    either_repeat_mistake,
     index_skipping_empty,
+    mean_companion,
     mean_dtype_judge,
     mean_empty_judge,
     mean_judge,
@@ -25,6 +29,7 @@ from .public.ch04 import (
     mode_judge,
     with_last_size_fit,
     with_reduceat_hint,
+    with_set_or_overwritten,
 )
 
 A = "04_bags"
@@ -180,6 +185,27 @@ def _moved_full(true_sizes):
     return model
 
 
+def _as_set_full(by_distinct):
+    """A bag treated as a set: each distinct id of bag b gets grad_out[b] once, over the bag's
+    size (``by_distinct``: over its number of distinct ids) with mode="mean". None where no bag
+    repeats an id (or, by_distinct, for mode="sum", where both forms are the same)."""
+
+    def model(case, want):
+        mean = case.kwargs.get("mode", "mean") == "mean"
+        if by_distinct and not mean:
+            return None
+        ids, sizes, bag, q, V, n = _bwd_parts(case)
+        G = np.zeros((V, q.shape[1]))
+        repeated = False
+        for b in np.flatnonzero(sizes > 0):
+            u = np.unique(ids[bag == b])
+            repeated = repeated or u.size < sizes[b]
+            G[u] += q[b] / ((u.size if by_distinct else sizes[b]) if mean else 1.0)
+        return G if repeated else None
+
+    return model
+
+
 _KNOWN = {m.name: m for m in BWD_MISTAKES}
 
 
@@ -200,14 +226,85 @@ HIDDEN_BWD_MISTAKES = [
         _scattered("mean", lambda s, n, b: np.full(n, 1.0 / b) if b > 1 else None),
     ),
     _hidden("grad-overwritten", _overwritten_full),
+    _hidden("grad-bag-as-set", (_as_set_full(False), _as_set_full(True))),  # every case
     _hidden("grad-wrong-bag", _moved_full(False)),
     _hidden("grad-wrong-bag-sizes", _moved_full(True)),
     _hidden("grad-last-bag-dropped", _last_dropped_full),
 ]
-backward_judge = with_last_size_fit(
-    with_reduceat_hint(array_judge(BWD, mistakes=BWD_MISTAKES + HIDDEN_BWD_MISTAKES), BWD, 0, 1)
+HIDDEN_AS_SET = next(m for m in HIDDEN_BWD_MISTAKES if m.name == BAG_AS_SET.name)
+OVERWRITTEN_FULL = next(m for m in HIDDEN_BWD_MISTAKES if m.name == "grad-overwritten")
+
+
+def _fits(mistake, case, value, dtype) -> bool:
+    """Does one of ``mistake``'s (hidden, from the bags) models give ``value`` on ``case``?"""
+    return any(
+        np.shape(alt) == value.shape and close(value, alt, dtype)
+        for alt in mistake.predictions(case, None)
+    )
+
+
+def with_set_told_apart(judge):
+    """``judge``, naming grad-bag-as-set where only its model fits. Where another mistake fits
+    too (dE[ids] += rows: every repeated id in one bag; grad-mean-not-sum: one distinct id per
+    bag, mode="sum"), this case cannot tell them apart and names neither; the cell's other
+    cases do."""
+
+    def wrapped(case, got, want):
+        msg = judge(case, got, want)
+        if not msg or got.value is None or got.error_type or want.error_type:
+            return msg
+        g, dtype = got.value.astype(np.float64), want.value.dtype
+        if g.shape != want.value.shape or not _fits(HIDDEN_AS_SET, case, g, dtype):
+            return msg
+        if _fits(OVERWRITTEN_FULL, case, g, dtype):
+            return either_repeat_mistake(case, OVERWRITTEN_FULL.message)
+        if mistake_id(msg) and mistake_id(msg) != BAG_AS_SET.name:
+            return either_repeat_mistake(case, str(msg))
+        return HIDDEN_AS_SET.on(case)
+
+    return wrapped
+
+
+backward_judge = with_set_told_apart(
+    with_set_or_overwritten(
+        with_last_size_fit(
+            with_reduceat_hint(
+                array_judge(BWD, mistakes=BWD_MISTAKES + HIDDEN_BWD_MISTAKES), BWD, 0, 1
+            )
+        )
+    )
 )
 _CELLS = backward_cell_judges(backward_judge)
+REPEATS = (OVERWRITTEN_FULL, HIDDEN_AS_SET)
+
+
+def excused_by_its_mean(judge):
+    """The hidden sum cell's judge: besides what charged_in_mean (public/ch04.py) excuses, an
+    answer that is a repeated-id mistake of REPEATS whose mode="mean" answer on the same bags
+    (its companion call) is that mistake too, even where it gives the right mean there (a bag
+    of one distinct id over its one distinct id): the mean cell charges it."""
+
+    def wrapped(case, got, want):
+        msg = judge(case, got, want)
+        whole = (got.companion or [None])[0]
+        if not msg or not whole or got.value is None or got.value.shape != want.value.shape:
+            return msg
+        _, _, shape, flat = whole[0]
+        mean_got = np.asarray(flat, dtype=np.float64).reshape(shape)
+        mean_case = Case(case.label, case.args, {"mode": "mean"}, meta=case.meta)
+        g, dtype = got.value.astype(np.float64), want.value.dtype
+        if not any(
+            _fits(m, case, g, dtype) and _fits(m, mean_case, mean_got, dtype) for m in REPEATS
+        ):
+            return msg
+        if got.value.dtype != dtype:
+            return WRONG_DTYPE.said(
+                f"{BWD} returned {got.value.dtype} for {case.label}; expected {dtype}. "
+                + dtype_advice(got.value.dtype, dtype)
+            )
+        return None
+
+    return wrapped
 
 
 # --------------------------------------------------------------------------------------------
@@ -387,38 +484,54 @@ def backward_mean():
     ]
 
 
-@check("test_bag_backward_sum", "embedding_bag_backward", _CELLS["sum"])
+def with_mean_companion(cases):
+    """Each sum case with what mode="mean" gives on the same bags and the student's answer there
+    (public/ch04.py, charged_in_mean)."""
+    for case in cases:
+        ids, offsets, grad_out, V = case.args
+        case.meta["mean_expected"] = _reference_backward(
+            ids, offsets, grad_out, V, {"mode": "mean"}
+        )
+        case.meta["companion"] = mean_companion(case)
+    return cases
+
+
+@check("test_bag_backward_sum", "embedding_bag_backward", excused_by_its_mean(_CELLS["sum"]))
 def backward_sum():
     """embedding_bag_backward, mode="sum": each id gets its bag's whole gradient"""
     ids1, offs1 = _bags(_random_sizes(25, 241, 1, 8), 40, 242)
     ids3, offs3 = _bags([5, 2, 4, 3], 4, 243)
-    return [
-        _worked_bwd('the worked example\'s bags, random gradients, mode="sum"', 240, mode="sum"),
-        bwd(
-            '25 bags of 1 to 8 ids, V = 40, mode="sum"',
-            ids1,
-            offs1,
-            _grad(25, 5, 244),
-            40,
-            mode="sum",
-        ),
-        bwd(
-            'bags of sizes [5, 2, 4, 3] with only 4 distinct ids, mode="sum"',
-            ids3,
-            offs3,
-            _grad(4, 3, 245),
-            4,
-            mode="sum",
-        ),
-        bwd(
-            'every id the same, mode="sum"',
-            np.full(7, 3),
-            _offsets([2, 5]),
-            _grad(2, 3, 246),
-            5,
-            mode="sum",
-        ),
-    ]
+    return with_mean_companion(
+        [
+            _worked_bwd(
+                'the worked example\'s bags, random gradients, mode="sum"', 240, mode="sum"
+            ),
+            bwd(
+                '25 bags of 1 to 8 ids, V = 40, mode="sum"',
+                ids1,
+                offs1,
+                _grad(25, 5, 244),
+                40,
+                mode="sum",
+            ),
+            bwd(
+                'bags of sizes [5, 2, 4, 3] with only 4 distinct ids, mode="sum"',
+                ids3,
+                offs3,
+                _grad(4, 3, 245),
+                4,
+                mode="sum",
+            ),
+            bwd(
+                'every id the same, mode="sum"',
+                np.full(7, 3),
+                _offsets([2, 5]),
+                _grad(2, 3, 246),
+                5,
+                mode="sum",
+            ),
+        ]
+    )
 
 
 @check("test_bag_backward_empty_bags", "embedding_bag_backward", _CELLS["empty"])

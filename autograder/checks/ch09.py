@@ -27,6 +27,7 @@ from .public.ch09 import (
     STEP,
     STEP_NAMES,
     backward_judge,
+    backward_uneven_judge,
     bits_judge,
     decay_lazy_judge,
     decay_rest_judge,
@@ -35,6 +36,7 @@ from .public.ch09 import (
     dequant_judge,
     flush_judge,
     lookup_judge,
+    lookup_uneven_judge,
     near,
     quant_judge,
     quant_rows_judge,
@@ -577,7 +579,7 @@ def lookup_values():
     ]
 
 
-@check("test_sharded_lookup_uneven", LOOKUP, lookup_judge)
+@check("test_sharded_lookup_uneven", LOOKUP, lookup_uneven_judge)
 def lookup_uneven():
     """sharded_lookup: shards of any size (an empty one too), an empty batch, and the shards' dtype"""
     sizes = [0, 5, 1, 10]
@@ -633,7 +635,7 @@ def backward_values():
     ]
 
 
-@check("test_sharded_backward_uneven", BACKWARD, backward_judge)
+@check("test_sharded_backward_uneven", BACKWARD, backward_uneven_judge)
 def backward_uneven():
     """sharded_backward: shards of any size (an empty one too), empty batches, and the grads' dtype"""
     g_uneven = [

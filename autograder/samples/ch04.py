@@ -293,6 +293,67 @@ def embedding_bag_mean(E, ids, offsets):
         says="last bag was left out",
         id="last-bag-dropped",
     ),
+    # The last bag's ids or size wrong, every other bag right: the values cell names it, the
+    # empty-bags and dtype cells (whose cases have last bags too) excuse it.
+    "last bag taken as ids[offsets[-1]:-1]": Mistake(
+        {
+            "embedding_bag_mean": """
+import numpy as np
+
+def embedding_bag_mean(E, ids, offsets):
+    B = len(offsets)
+    out = np.zeros((B, E.shape[1]), dtype=E.dtype)
+    for b in range(B):
+        bag = ids[offsets[b]:offsets[b + 1]] if b + 1 < B else ids[offsets[b]:-1]
+        if len(bag):
+            out[b] = E[bag].mean(axis=0)
+    return out
+"""
+        },
+        fails={"test_bag_mean_values"},
+        says="ids[offsets[-1]:-1] leaves out the last id",
+        id="last-bag-size",
+    ),
+    "last bag divided by a wrong count (np.diff(offsets, append=offsets[-1] + 1))": Mistake(
+        {
+            "embedding_bag_mean": """
+import numpy as np
+
+def embedding_bag_mean(E, ids, offsets):
+    B, N = len(offsets), len(ids)
+    counts = np.diff(offsets, append=offsets[-1] + 1)
+    out = np.zeros((B, E.shape[1]), dtype=E.dtype)
+    for b in range(B):
+        end = offsets[b + 1] if b + 1 < B else N
+        if end > offsets[b]:
+            out[b] = E[ids[offsets[b]:end]].sum(axis=0) / max(counts[b], 1)
+    return out
+"""
+        },
+        fails={"test_bag_mean_values"},
+        says="its sum was divided by 1",
+        id="last-bag-size",
+    ),
+    "last bag's size taken as len(ids) - offsets[-2]": Mistake(
+        {
+            "embedding_bag_mean": """
+import numpy as np
+
+def embedding_bag_mean(E, ids, offsets):
+    B, N = len(offsets), len(ids)
+    sizes = np.append(np.diff(offsets), N - offsets[-2] if B > 1 else N)
+    out = np.zeros((B, E.shape[1]), dtype=E.dtype)
+    for b in range(B):
+        end = offsets[b + 1] if b + 1 < B else N
+        if end > offsets[b]:
+            out[b] = E[ids[offsets[b]:end]].sum(axis=0) / max(sizes[b], 1)
+    return out
+"""
+        },
+        fails={"test_bag_mean_values"},
+        says="its size is len(ids) - offsets[-1]",
+        id="last-bag-size",
+    ),
     # A running sum over every bag, then differences at the offsets: exact in real numbers,
     # but in float32 a short bag after a long one loses its digits.
     "float32 prefix sum over all bags (np.cumsum)": Mistake(
@@ -465,10 +526,92 @@ def embedding_bag_backward(ids, offsets, grad_out, V, mode="mean"):
     return G
 """
         },
-        # the cells about empty bags and dtypes use distinct ids: the trap costs mean and sum only
-        fails={"test_bag_backward_mean", "test_bag_backward_sum"},
-        says="kept only one contribution for a repeated id",
+        # the cells about empty bags and dtypes use distinct ids, and the sum cell excuses what
+        # the student's mode="mean" answer on its bags shows the mean cell charges: the trap
+        # costs the mean cell only
+        fails={"test_bag_backward_mean"},
+        says="chapter 3's fancy-indexing trap",
         id="grad-overwritten",
+    ),
+    'repeated ids overwritten in mode="sum" only': Mistake(
+        {
+            "embedding_bag_backward": """
+def embedding_bag_backward(ids, offsets, grad_out, V, mode="mean"):
+    if mode not in ("sum", "mean"):
+        raise ValueError(mode)
+    sizes = np.diff(np.append(offsets, len(ids)))
+    bag = np.repeat(np.arange(len(offsets)), sizes)
+    G = np.zeros((V, grad_out.shape[1]), dtype=grad_out.dtype)
+    if mode == "mean":
+        np.add.at(G, ids, grad_out[bag] / sizes[bag][:, None].astype(grad_out.dtype))
+    else:
+        G[ids] += grad_out[bag]
+    return G
+"""
+        },
+        # the mean cell sees mode="mean" only, where this answer is right: the sum cell charges it
+        fails={"test_bag_backward_sum"},
+        says="chapter 3's fancy-indexing trap",
+        id="grad-overwritten",
+    ),
+    "backward treats a bag as a set (each distinct id once)": Mistake(
+        {
+            "embedding_bag_backward": """
+def embedding_bag_backward(ids, offsets, grad_out, V, mode="mean"):
+    if mode not in ("sum", "mean"):
+        raise ValueError(mode)
+    B, N = len(offsets), len(ids)
+    G = np.zeros((V, grad_out.shape[1]), dtype=grad_out.dtype)
+    for b in range(B):
+        end = offsets[b + 1] if b + 1 < B else N
+        bag = ids[offsets[b]:end]
+        for i in set(bag.tolist()):
+            G[i] += grad_out[b] / len(bag) if mode == "mean" else grad_out[b]
+    return G
+"""
+        },
+        fails={"test_bag_backward_mean"},
+        says="treated a bag as a set",
+        id="grad-bag-as-set",
+    ),
+    "backward: a bag's distinct ids share its gradient (np.unique)": Mistake(
+        {
+            "embedding_bag_backward": """
+def embedding_bag_backward(ids, offsets, grad_out, V, mode="mean"):
+    if mode not in ("sum", "mean"):
+        raise ValueError(mode)
+    B, N = len(offsets), len(ids)
+    G = np.zeros((V, grad_out.shape[1]), dtype=grad_out.dtype)
+    for b in range(B):
+        end = offsets[b + 1] if b + 1 < B else N
+        u = np.unique(ids[offsets[b]:end])
+        if len(u):
+            G[u] += grad_out[b] / len(u) if mode == "mean" else grad_out[b]
+    return G
+"""
+        },
+        fails={"test_bag_backward_mean"},
+        says="treated a bag as a set",
+        id="grad-bag-as-set",
+    ),
+    "backward: dE[ids[s:e]] += per bag (the trap inside each bag)": Mistake(
+        {
+            "embedding_bag_backward": """
+def embedding_bag_backward(ids, offsets, grad_out, V, mode="mean"):
+    if mode not in ("sum", "mean"):
+        raise ValueError(mode)
+    B, N = len(offsets), len(ids)
+    G = np.zeros((V, grad_out.shape[1]), dtype=grad_out.dtype)
+    for b in range(B):
+        s, e = offsets[b], offsets[b + 1] if b + 1 < B else N
+        if e > s:
+            G[ids[s:e]] += grad_out[b] / (e - s) if mode == "mean" else grad_out[b]
+    return G
+"""
+        },
+        fails={"test_bag_backward_mean"},
+        says="treated a bag as a set",
+        id="grad-bag-as-set",
     ),
     "backward divided by the number of ids": Mistake(
         {

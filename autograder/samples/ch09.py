@@ -422,6 +422,35 @@ MISTAKES = {
         says="float16 cannot hold",
         id="constant-row-shortcut",
     ),
+    # A guard that avoids 0 / 0 but stores another scale than FBGEMM's rule
+    "the low-bit guard (scale 1) applied at 8 bits too": Mistake(
+        {
+            "quantize_rows": quant().replace(
+                "        divisor = scale\n",
+                "        scale[scale == 0] = 1\n        divisor = scale\n",
+            )
+        },
+        fails={"test_quantize_constant_rows"},
+        says="at 8 bits the scale stays 0",
+        id="scale-zero-rule",
+    ),
+    "a constant row's 8-bit scale set to an eps (1e-8)": Mistake(
+        {
+            "quantize_rows": quant().replace(
+                "        divisor = scale\n",
+                "        scale[scale == 0] = 1e-8\n        divisor = scale\n",
+            )
+        },
+        fails={"test_quantize_constant_rows"},
+        says="not the format's stored scale",
+        id="scale-zero-rule",
+    ),
+    "a float16 scale of 0 replaced by float16's smallest normal number": Mistake(
+        {"quantize_rows": quant(guard="scale[scale == 0] = np.finfo(np.float16).tiny")},
+        fails={"test_quantize_constant_rows"},
+        says="replaced by exactly 1",
+        id="scale-zero-rule",
+    ),
     "a 4-bit scale guarded before its float16 rounding": Mistake(
         {
             "quantize_rows": quant(
@@ -626,7 +655,7 @@ def dequantize_rows(codes, scale, offset):
                 'rows = back[np.argsort(owner, kind="stable")]',
             )
         },
-        fails={"test_sharded_lookup", "test_sharded_lookup_uneven"},
+        fails={"test_sharded_lookup"},  # the uneven cell excuses it (check="uneven")
         says="instead of undoing it",
         id="unroute-not-inverted",
     ),
@@ -671,7 +700,7 @@ def sharded_lookup(shards, send, counts, owner):
     ),
     "a repeated id's gradient counted once": Mistake(
         {"sharded_backward": _BACKWARD.format(add="dE[s][block] += part")},
-        fails={"test_sharded_backward", "test_sharded_backward_uneven"},
+        fails={"test_sharded_backward"},  # the uneven cell excuses it (check="uneven")
         says="kept one upstream row",
         id="repeated-overwritten",
     ),
@@ -871,6 +900,48 @@ def flush_decay_(E, last, T, lr, lam):
         fails={"test_decay_flush"},
         says="did not set last",
         id="flush-last-not-updated",
+    ),
+    # Rebinding the names: the right arithmetic, but the caller's arrays never change
+    "flush: E and last rebound (E = ..., last = ...)": Mistake(
+        {
+            "flush_decay_": """
+def flush_decay_(E, last, T, lr, lam):
+    E = ((1 - lr * lam) ** (T - last))[:, None] * E
+    last = np.full_like(last, T)
+"""
+        },
+        fails={"test_decay_flush"},
+        says="binds a new array to the function's local name",
+        id="not-in-place",
+    ),
+    "flush: E rebound, last written in place": Mistake(
+        {
+            "flush_decay_": """
+def flush_decay_(E, last, T, lr, lam):
+    E = E * ((1 - lr * lam) ** (T - last))[:, None]
+    last[:] = T
+"""
+        },
+        fails={"test_decay_flush"},
+        says="the caller's E did not change",
+        id="not-in-place",
+    ),
+    "lazy decay: E rebound to an updated copy": Mistake(
+        {
+            "lazy_decay_step_": """
+def lazy_decay_step_(E, last, ids, grad_rows, lr, lam, t):
+    rows, slot = np.unique(ids, return_inverse=True)
+    G = np.zeros((rows.size, E.shape[1]))
+    np.add.at(G, slot.reshape(-1), grad_rows)
+    E = E.copy()
+    E[rows] = (1 - lr * lam) ** (t - last[rows])[:, None] * E[rows] - lr * G
+    last[rows] = t
+"""
+        },
+        # in place is test_decay_lazy's property: the value cells excuse it
+        fails={"test_decay_lazy"},
+        says="the caller's E did not change",
+        id="not-in-place",
     ),
 }
 

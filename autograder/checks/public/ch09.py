@@ -51,6 +51,7 @@ from ..judges import (
     explains,
     forgiving,
     in_place_problem,
+    mistake_id,
     one_array_problems,
     shape_judge,
 )
@@ -184,6 +185,28 @@ def _constant_row(case, got, want):
     return rest_ok and not const_ok
 
 
+def _wrong_scale_rule(case, got, want):
+    """The rows FBGEMM's scale-0 rule applies to (8 bits: a scale of 0; 4 and 2 bits: a float16
+    scale of 0, stored as 1) given another nonzero scale (1 at 8 bits, an eps, ...), their codes
+    and offsets right, every other row right. A scale left 0 at 4 and 2 bits is constant-row's
+    (a division by it is 0 / 0)."""
+    w_scale = np.asarray(want[1], np.float64)
+    g_scale = np.asarray(got[1], np.float64)
+    if g_scale.shape != w_scale.shape:
+        return False
+    ruled = (w_scale == 0) if bits_of(case) == 8 else (w_scale == 1) & degenerate_rows(case)
+    wrong = ruled & (g_scale != w_scale)
+    if not wrong.any() or not np.all(np.isfinite(g_scale[wrong])) or (g_scale[wrong] == 0).any():
+        return False
+    rest = ~wrong
+    codes_g, codes_w = np.asarray(got[0]), np.asarray(want[0])
+    return (
+        same_codes(codes_g, codes_w)
+        and near(np.asarray(got[2]), np.asarray(want[2]))
+        and near(g_scale[rest], w_scale[rest])
+    )
+
+
 def _constant_shortcut(case, got, want):
     """4 and 2 bits: constant rows whose value float16 cannot hold given codes 0 (as if their
     range were 0: a test for max == min, a range from the exact minimum, a scale guarded with
@@ -311,6 +334,15 @@ CONSTANT = Mistake(
     "is replaced by 1 and the codes are 0 (FBGEMM's choice: any scale gives back the row, and 1 can "
     "be inverted)",
 )
+WRONG_SCALE_RULE = Mistake(
+    "scale-zero-rule",
+    f"{QUANT} stored another scale than FBGEMM's for a row whose scale is 0 (a constant row, or at "
+    "4 and 2 bits a row whose float16 scale underflows to 0): the exercise states FBGEMM's rule, "
+    "at 8 bits the scale stays 0 (codes 0: dequantizing gives the offset back), at 4 and 2 bits a "
+    "float16 scale of 0 is replaced by exactly 1 (scale[scale == 0] = 1, after the rounding to "
+    "float16). Another guard (1 at 8 bits, an eps such as 1e-8 or float16's smallest number) "
+    "also avoids the division by zero, but it is not the format's stored scale",
+)
 SCALE_GUARD_FP16 = Mistake(
     "scale-guard-before-fp16",
     f"{QUANT} kept a float16 scale of 0 for a row that is not constant: its range is not 0, but "
@@ -378,6 +410,7 @@ QUANT_MISTAKES = [
     (FLOAT16_AT_8, _float16_at_8_bits),
     (GLOBAL_SCALE, _global_scale),
     (CONSTANT_SHORTCUT, _constant_shortcut),
+    (WRONG_SCALE_RULE, _wrong_scale_rule),
     (CONSTANT, _constant_row),
     (SCALE_GUARD_FP16, _scale_guard_before_fp16),
     (LEVELS, _levels_2b),
@@ -1094,6 +1127,31 @@ lookup_judge = _lookup_problems(
 )
 
 
+def charged_in_plain_cell(judge, excused, fname):
+    """``judge`` for a cell about uneven shards, empty batches and dtypes: an answer that is a
+    mistake of ``excused`` (the ordering of the rows put back, repeats added up: the plain
+    cell's properties, which that cell charges) is checked here for its dtypes only."""
+    names = {m.name for m in excused}
+
+    def wrapped(case, got, want):
+        msg = judge(case, got, want)
+        if not msg or mistake_id(msg) not in names:
+            return msg
+        for i, (g, w) in enumerate(zip(got.values, want.values, strict=True)):
+            if g.dtype != w.dtype:
+                where = f" for shard {i}" if len(want.values) > 1 else ""
+                return WRONG_DTYPE.said(
+                    f"{fname} returned {g.dtype}{where} for {case.label}; expected {w.dtype}."
+                )
+        return None
+
+    return wrapped
+
+
+lookup_uneven_judge = charged_in_plain_cell(lookup_judge, [NOT_INVERTED], LOOKUP)
+backward_uneven_judge = charged_in_plain_cell(backward_judge, [OVERWRITTEN], BACKWARD)
+
+
 def quant_shape_judge(case, got, want) -> str | None:
     """Only the structure of quantize_rows' answer: a tuple of three arrays of the right shapes."""
     problem = common_problems(case, got, want, QUANT)
@@ -1263,7 +1321,8 @@ DECAY_AFTER = Mistake(
 LAST_NOT_UPDATED = Mistake(
     "last-not-updated",
     f"{STEP} did not update last: after the step the touched rows are up to date at step t, so "
-    "last[ids] = t; otherwise the next step and the flush decay them again for the same steps",
+    "last[ids] = t; otherwise the next step and the flush decay them again for the same steps "
+    "(last = ... only rebinds the local name: write last[rows] = t into the caller's array)",
     _last_kept,
 )
 DENSE_DECAY = Mistake(
@@ -1277,6 +1336,27 @@ DECAY_RETURNS = Mistake(
     "decay-returns-value",
     f"{STEP} returned something: it changes E and last in place and returns None (like "
     "list.sort(), or PyTorch's optimizer.step())",
+)
+
+
+def _e_rebound(case, want):
+    """E left exactly as the caller passed it where the call changes it (E = ... rebinds the
+    local name, the caller's array never changes); last not predicted. None where the expected
+    E is the given one (nothing to change)."""
+    names = STEP_NAMES if len(case.args) == len(STEP_NAMES) else FLUSH_NAMES
+    E0 = np.asarray(_args(case, names)["E"], np.float64)
+    return None if _near_all(E0, want[0]) else [E0, None]
+
+
+REBIND = (
+    "E = ... or last = ... binds a new array to the function's local name, which the caller "
+    "never sees: write into the arrays the caller passed (E[rows] = ..., E *= ..., "
+    "last[rows] = t, last[:] = T)"
+)
+NOT_IN_PLACE = Mistake(
+    "not-in-place",
+    f"the caller's E did not change: {STEP} and {FLUSH} work in place, and {REBIND}",
+    _e_rebound,
 )
 
 
@@ -1325,11 +1405,13 @@ FLUSH_ONCE = Mistake(
 FLUSH_LAST_KEPT = Mistake(
     "flush-last-not-updated",
     f"{FLUSH} did not set last: after the flush every row is up to date at step T, so "
-    "last[:] = T; otherwise the next step or flush decays the rows again for the same steps",
+    "last[:] = T; otherwise the next step or flush decays the rows again for the same steps "
+    "(last = np.full_like(last, T) only rebinds the local name: the caller's last never changes)",
     _flush_last_kept,
 )
-FLUSH_MISTAKES = [FLUSH_UNSEEN, FLUSH_ONCE, FLUSH_LAST_KEPT]
+FLUSH_MISTAKES = [NOT_IN_PLACE, FLUSH_UNSEEN, FLUSH_ONCE, FLUSH_LAST_KEPT]
 STEP_MISTAKES = [
+    NOT_IN_PLACE,
     DECAY_ONCE,
     OFF_BY_ONE,
     PER_OCCURRENCE_DECAY,
@@ -1379,9 +1461,9 @@ def decay_step_judge(case, got, want) -> str | None:
     return _decay_where(case, STEP, got, want)
 
 
-# test_decay_lazy alone charges the two laziness mistakes (the values of the touched rows are
-# right there); every other step cell lets an answer that one of them explains pass.
-LAZINESS = {"dense-decay", "last-not-updated"}
+# test_decay_lazy alone charges the two laziness mistakes and E left unchanged (E rebound: its
+# docstring says in place; the values of the touched rows are right otherwise); every other step cell lets an answer that one of them explains pass.
+LAZINESS = {"dense-decay", "last-not-updated", NOT_IN_PLACE.name}
 decay_values_judge = forgiving(decay_step_judge, LAZINESS)
 decay_values_judge.__doc__ = decay_step_judge.__doc__
 # test_decay_step alone charges the three catch-up mistakes (a wrong factor for every touched
@@ -1415,6 +1497,8 @@ def decay_lazy_judge(case, got, want) -> str | None:
         )
     if not np.array_equal(g_last[p.rows], p.last1[p.rows]):
         return LAST_NOT_UPDATED.on(case)
+    if _e_rebound(case, want.values) is not None and _near_all(g_E, p.E0):
+        return NOT_IN_PLACE.on(case)
     if not got.returned_none:
         return DECAY_RETURNS.on(case)
     return None
@@ -1445,7 +1529,9 @@ JUDGES = {
     DEQUANT: dequant_judge,
     ROUTE: route_judge,
     LOOKUP: lookup_judge,
+    f"{LOOKUP}:uneven": lookup_uneven_judge,
     BACKWARD: backward_judge,
+    f"{BACKWARD}:uneven": backward_uneven_judge,
     STEP: decay_values_judge,
     f"{STEP}:lazy": decay_lazy_judge,
     f"{STEP}:repeats": decay_rest_judge,
@@ -1478,6 +1564,6 @@ MISTAKES = [
     FULL_TABLE,
     *STEP_MISTAKES,
     DECAY_RETURNS,
-    *FLUSH_MISTAKES,
+    *(m for m in FLUSH_MISTAKES if m is not NOT_IN_PLACE),
 ]
 expect = make_expect(JUDGES, MISTAKES)
