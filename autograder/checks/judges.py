@@ -100,7 +100,7 @@ def common_problems(case: Case, got: Outcome, want: Outcome, fname: str) -> str 
         )
     if got.error_type in ("ModuleNotFoundError", "ImportError") and NOT_WHEN_GRADED in str(
         got.error
-    ):  # the grading kernel refused torch (harness.block_frameworks): say the rule, whatever due
+    ):  # the grading kernel refused torch (harness.block_frameworks): the rule, whatever is due
         return NOT_NUMPY.said(f"{fname} raised {got.error_type} for {case.label}: {got.error}")
     if want.error_type is not None:
         if got.error_type is None:
