@@ -85,6 +85,12 @@ c.Execute.timeout = 30
 # sandboxed kernels use the ipc transport inside their own namespace and are not affected.
 c.KernelManager.transport_encryption = "auto"
 c.Execute.interrupt_on_timeout = True
+# The graded functions use only numpy and the standard library: every kernel nbgrader starts
+# (autograde, validate) refuses torch, jax and tensorflow before the notebook's first cell, with
+# a message that says so, as make grade's and Gradescope's do (autograder/checks/harness.py).
+from autograder.checks.harness import blocker_line  # noqa: E402
+
+c.Execute.extra_arguments = [f"--IPKernelApp.exec_lines={blocker_line()}"]
 # LimitOutput caps lines per output; `make grade` also caps characters (a single 60 MB line passes this).
 c.LimitOutput.max_lines = 1000
 

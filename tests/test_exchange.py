@@ -483,3 +483,34 @@ def test_the_capstone_step_cells_judge_a_part_a_bug_through_the_kernel_as_in_pro
         kernel = check.verdict(exchange.read_outcomes(cases, out_json, out_npz), cases)
         here = check.run(ns[check.function])
         assert kernel.passed == here.passed == passes, (gid, kernel.message)
+
+
+def test_the_grading_kernels_first_line_refuses_torch_jax_and_tensorflow_with_the_rule():
+    """harness.blocker_line, run first in a fresh interpreter of the course's venv (which has
+    torch): each framework and its submodules raise ModuleNotFoundError naming the rule, numpy
+    and matplotlib still import, and the line leaves no name behind."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import importlib, json\n"
+        "before = set(globals())\n" + harness.blocker_line() + "said = {}\n"
+        "for m in ('torch', 'torch.nn.functional', 'jax.numpy', 'tensorflow'):\n"
+        "    try:\n"
+        "        importlib.import_module(m)\n"
+        "        said[m] = 'imported'\n"
+        "    except ModuleNotFoundError as exc:\n"
+        "        said[m] = str(exc)\n"
+        "import numpy, matplotlib\n"
+        "print(json.dumps([said, sorted(set(globals()) - before - {'said', 'm', 'exc'})]))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    said, left = json.loads(proc.stdout)
+    for module, message in said.items():
+        root = module.split(".")[0]
+        assert message == harness.not_available(root), (module, message)
+    assert "numpy and the standard library" in harness.not_available("torch")
+    assert left == ["before", "matplotlib", "numpy"], left  # block_frameworks is gone again

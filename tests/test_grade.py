@@ -94,6 +94,40 @@ STUB = {  # every answer cell of the assignment left as the untouched stub
 }
 
 
+# What every grader says of an answer that uses torch (autograder/checks/harness.py: RULE).
+TORCH_RULE = (
+    "torch is not available when your notebook is graded: the graded functions use only numpy "
+    "and the standard library (see the notebook's first cell)"
+)
+
+
+def torch_answers(a: str) -> tuple[str, dict[str, dict]]:
+    """(the function, student -> notebook): assignment a's reference answers, with its first
+    function rewritten to use torch in the three ways a student does, each still correct where
+    torch imports (the course's venv, JupyterLab); and the numpy-only reference, the control."""
+    fn, ref = next(iter(samples.reference_sources(a).items()))
+    numpy = ref.replace(f"def {fn}(", f"def _{fn}_numpy(", 1)
+    calls = f"torch.manual_seed(0)\n    return _{fn}_numpy(*args, **kwargs)\n"
+    inside = f"{numpy}\n\ndef {fn}(*args, **kwargs):\n    import torch\n\n    {calls}"
+    uses = f"{numpy}\n\ndef {fn}(*args, **kwargs):\n    {calls}"
+    own_cell = _insert_after(
+        samples.build(a, {fn: uses}), "environment", _cell("import torch", "t")
+    )
+    return fn, {
+        "torch_at_top": samples.build(a, {fn: f"import numpy as np\nimport torch\n\n{ref}"}),
+        "torch_inside": samples.build(a, {fn: inside}),
+        "torch_own_cell": own_cell,
+        "numpy_only": samples.build(a, {}),
+    }
+
+
+def torch_scores(a: str, fn: str) -> dict[str, float]:
+    """test cell -> the score every torch answer gets: nothing for fn's cells, full marks for
+    the others (the same under every grader)."""
+    pts, graded = notebooks.points(notebooks.read(source_notebook(a))), checks.for_assignment(a)
+    return {g: 0.0 if graded[g].function == fn else float(p) for g, p in pts.items()}
+
+
 def build_batch(submitted: Path, grading_dir: Path) -> dict[str, str]:
     """Write every submission; returns student -> what it is."""
     mod = samples.module(A)
@@ -628,3 +662,42 @@ def test_without_the_sandbox_the_disk_cheat_works_and_the_grader_warns(batch, tm
     assert "WARNING: grading WITHOUT the sandbox" in proc.stderr
     assert {row["sandboxed"] for row in report(d)["read_solutions"].values()} == {"NO"}
     assert totals(d)["read_solutions"] == sum(_points().values())
+
+
+@pytest.mark.parametrize(
+    "sandbox", [pytest.param(True, marks=needs_sandbox), False], ids=["sandboxed", "no_sandbox"]
+)
+def test_an_answer_that_uses_torch_fails_its_tests_with_the_numpy_only_rule(
+    tmp_path, prepared, sandbox
+):
+    """The course's venv has torch, Gradescope's has not: make grade's kernel refuses it, so an
+    answer that imports it (at the top of its cell, inside the function, or in a cell of its
+    own) gets what Gradescope gives (tests/test_gradescope.py), with a message naming the rule;
+    the numpy-only answer keeps full marks."""
+    fn, subs = torch_answers(A)
+    d = fresh_dir(tmp_path, prepared)
+    for student, nb in subs.items():
+        notebooks.write(nb, d / "submitted" / student / A / f"{A}.ipynb")
+    proc = run_grader(d, *([] if sandbox else ["--no-sandbox"]), jobs=1)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    rep, want = report(d), torch_scores(A, fn)
+    assert {g: float(r["score"]) for g, r in rep["numpy_only"].items()} == {
+        g: float(p) for g, p in _points().items()
+    }
+    for student in ("torch_at_top", "torch_inside", "torch_own_cell"):
+        assert {g: float(r["score"]) for g, r in rep[student].items()} == want, student
+        for g, row in rep[student].items():
+            if want[g] == 0:
+                assert TORCH_RULE in row["message"], (student, g, row["message"])
+                assert row["sandboxed"] == ("yes" if sandbox else "NO")
+    assert rep["torch_inside"]["test_forward_values"]["mistake"] == "not-numpy"
+    # the cell that imports it is named at the top of the feedback, and under a NameError
+    assert "NameError" in rep["torch_own_cell"]["test_forward_values"]["message"]
+    for student, where in (
+        ("torch_at_top", "(embedding_forward) imports torch"),
+        ("torch_own_cell", "imports torch"),
+    ):
+        page = html.unescape(
+            (d / "feedback" / student / A / f"{A}.html").read_text(encoding="utf-8")
+        )
+        assert f"{where}: {TORCH_RULE}" in page, student

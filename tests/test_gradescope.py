@@ -416,6 +416,33 @@ def test_in_the_zips_venv_the_untouched_stub_gets_nothing(gs_roots, a):
     assert all("still raises NotImplementedError" in t["output"] for t in doc["tests"])
 
 
+def test_in_the_zips_venv_an_answer_that_uses_torch_gets_make_grades_score_and_the_rule(gs_roots):
+    """The zip's venv has no torch: an answer that uses it (at the top of its cell, inside the
+    function, in a cell of its own) loses exactly what make grade takes (tests/test_grade.py:
+    torch_scores), and each of its failing tests names the rule, as make grade's do; a
+    numpy-only answer keeps full marks."""
+    from tests.test_grade import TORCH_RULE, torch_answers, torch_scores
+
+    gs_root, venv, _ = gs_roots[A]
+    fn, subs = torch_answers(A)
+    want = torch_scores(A, fn)
+    for student, notebook in subs.items():
+        submit(gs_root, notebook)
+        proc, doc = run(gs_root, venv)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert_valid(doc)
+        tests = by_name(doc)
+        if student == "numpy_only":
+            assert doc["score"] == full(), doc["output"]
+            continue
+        assert {g: t["score"] for g, t in tests.items()} == want, student
+        for g, t in tests.items():
+            if want[g] == 0:
+                assert TORCH_RULE in t["output"], (student, g, t["output"])
+        if student != "torch_inside":  # the cell that imports it is named above the tests
+            assert f"imports torch: {TORCH_RULE}" in doc["output"], (student, doc["output"])
+
+
 @pytest.mark.parametrize("a", [A, CAPSTONE])
 def test_in_the_zips_venv_another_assignments_notebook_is_named_and_not_run(gs_roots, a):
     gs_root, venv, _ = gs_roots[a]

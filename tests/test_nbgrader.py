@@ -29,6 +29,9 @@ from autograder.course import ROOT, SOLUTIONS, assignments, source_notebook
 pytestmark = pytest.mark.slow
 A1 = "01_one_hot_lookup"
 STAMPED = "2026-12-01 10:00:00.000000 UTC"  # demo_correct's timestamp.txt in chapter 1
+# Chapter 1's answers that use torch (tests/test_grade.py: torch_answers), graded by plain
+# nbgrader only: make grade's and Gradescope's scores for them are checked in their own files.
+TORCH = ("torch_at_top", "torch_inside")
 
 
 def nbgrader(course: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
@@ -85,6 +88,11 @@ def course(tmp_path_factory, request):
                 notebooks.write(nb, course / "grading" / "submitted" / student / a / f"{a}.ipynb")
     if A1 in names:
         (everyone / "demo_correct" / A1 / "timestamp.txt").write_text(STAMPED)
+        from tests.test_grade import torch_answers
+
+        for student, nb in torch_answers(A1)[1].items():
+            if student in TORCH:
+                notebooks.write(nb, course / "grading" / "submitted" / student / A1 / f"{A1}.ipynb")
     ours = course / "ours"
     # make grade's command runs while plain nbgrader works (both use the 2 cores)
     grade = subprocess.Popen(
@@ -145,7 +153,7 @@ def test_plain_nbgrader_grades_the_demo_students(course, assignment):
     if assignment not in course["names"]:
         pytest.skip(f"{assignment} appeared after the course fixture was built")
     scores = plain_scores(course["dir"], assignment)
-    assert set(scores) == set(_plain_students(assignment))
+    assert set(scores) == set(_plain_students(assignment)) | set(TORCH if assignment == A1 else ())
     total = {s: sum(v.values()) for s, v in scores.items()}
     if assignment == A1:
         assert total["demo_correct"] == _full(assignment), scores["demo_correct"]
@@ -215,6 +223,29 @@ def test_plain_generate_feedback_hides_the_hidden_tests(course):
     says = html.escape(_mistake(A1).says, quote=True)  # the failing visible test names the mistake
     text = mistake_page.read_text(encoding="utf-8")
     assert says in text and "plain nbgrader autograde has none" in text  # the course's page
+
+
+def test_plain_nbgrader_refuses_torch_scores_it_as_make_grade_does_and_says_the_rule(course):
+    """nbgrader_config.py gives nbgrader's kernels the blocker make grade's have: an answer that
+    imports torch (at the top of its cell, inside the function) loses what make grade and
+    Gradescope take (tests/test_grade.py: torch_scores), and nbgrader's feedback names the rule
+    (the cell that imported it, and under the NameError it caused)."""
+    from tests.test_grade import TORCH_RULE, torch_answers, torch_scores
+
+    fn = torch_answers(A1)[0]
+    scores = plain_scores(course["dir"], A1)
+    for student in TORCH:
+        assert scores[student] == torch_scores(A1, fn), student
+    nbgrader(
+        course["dir"], "generate_feedback", A1, "--student=torch_*", "--force", "--log-level=WARN"
+    )
+    feedback = course["dir"] / "grading" / "feedback"
+    top = html.unescape((feedback / "torch_at_top" / A1 / f"{A1}.html").read_text("utf-8"))
+    note = f"your cell 5 ({fn}) imports torch: {TORCH_RULE}"
+    assert note in top  # at the top, and after the NameError of each of fn's tests
+    assert f"name '{fn}' is not defined\n({note}. That cell stopped at the import" in top
+    inside = html.unescape((feedback / "torch_inside" / A1 / f"{A1}.html").read_text("utf-8"))
+    assert f"{fn} raised ModuleNotFoundError for " in inside and TORCH_RULE in inside
 
 
 def _digest(folder: Path) -> dict[str, str]:

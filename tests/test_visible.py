@@ -44,6 +44,12 @@ ALLOWED_IMPORTS = {
     "dataclasses",
     "typing",
     "warnings",  # harness.call records the RuntimeWarnings of a student's call
+    # harness.block_frameworks / frameworks_used, and visible.framework_problem: the grading
+    # kernel's refusal of torch, and the look at a function's code that tells the student first
+    "os",
+    "re",
+    "sys",
+    "types",
 }
 
 
@@ -292,3 +298,58 @@ def test_expect_says_what_to_do_when_no_name_refers_to_the_function():
     text = str(err.value)
     assert "named 'my_forward'" in text and "embedding_forward = your_function" in text, text
     assert "KeyError" not in text and "judge" not in text, text
+
+
+# ----------------------------------------------------------------------------------------------
+# A graded function that uses torch: it runs here (torch imports), but no grading kernel has it
+# ----------------------------------------------------------------------------------------------
+A1 = "01_one_hot_lookup"
+TORCH_FORWARD = {
+    "a global": "import numpy as np\nimport torch\n\n"
+    "def embedding_forward(E, ids):\n    return torch.as_tensor(E).numpy()[np.asarray(ids)]\n",
+    "an import inside": "import numpy as np\n\n"
+    "def embedding_forward(E, ids):\n    import torch\n\n    torch.manual_seed(0)\n"
+    "    return np.asarray(E)[np.asarray(ids)]\n",
+    "a helper of the notebook's": "import numpy as np\nimport torch\n"
+    "import torch.nn.functional as F\n\n"
+    "def _rows(E, ids):\n"
+    "    ids = torch.as_tensor(np.asarray(ids, dtype=np.int64))\n"
+    "    return F.embedding(ids, torch.as_tensor(E)).numpy()\n\n"
+    "def embedding_forward(E, ids):\n    return _rows(E, ids)\n",
+}
+
+
+@pytest.mark.parametrize("how", list(TORCH_FORWARD))
+def test_a_function_that_uses_torch_fails_its_visible_test_at_once_naming_the_rule(how):
+    """Each answer computes the right rows where torch imports, as in JupyterLab; its visible
+    test fails at once (one message, not one per expectation) with the rule the graders apply;
+    the other functions' tests still pass."""
+    from tests.test_grade import TORCH_RULE
+
+    results = _run(_released_with(A1, {"embedding_forward": TORCH_FORWARD[how]}), None)
+    failing = {g: m for g, m in results.items() if m}
+    assert set(failing) == {"test_forward_values"}, failing
+    message = failing["test_forward_values"]
+    assert message.startswith("AssertionError: embedding_forward uses torch. It may run here")
+    assert TORCH_RULE in message and message.count(TORCH_RULE) == 1, message
+
+
+def test_under_nbgrader_the_visible_tests_leave_torch_to_the_kernel(monkeypatch):
+    """Under nbgrader the kernel refuses the import itself (harness.block_frameworks): the
+    static look is off, so a graded run judges only what the call does, as make grade does."""
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    results = _run(_released_with(A1, {"embedding_forward": TORCH_FORWARD["a global"]}), None)
+    assert not any(results.values()), results
+
+
+def test_a_numpy_answer_that_mentions_torch_in_words_is_not_flagged():
+    """Only code counts: a docstring, a comment, a string or a local variable named like it."""
+    numpy_only = (
+        "import numpy as np\n\n"
+        "def embedding_forward(E, ids):\n"
+        '    """As torch.nn.functional.embedding(ids, E) computes it."""\n'
+        "    torch = 'torch'  # not the module\n"
+        "    return np.asarray(E)[np.asarray(ids)]\n"
+    )
+    results = _run(_released_with(A1, {"embedding_forward": numpy_only}), None)
+    assert not any(results.values()), results

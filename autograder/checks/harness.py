@@ -205,6 +205,97 @@ def companion(fn, calls, whole=False) -> list:
     return out
 
 
+# The graded functions use only numpy and the standard library (every exercise's first cell says
+# so). Gradescope's environment has none of these, and every other grading kernel (make grade,
+# the cluster, plain nbgrader) refuses to import them (:func:`block_frameworks`), so an answer
+# that uses one is graded the same everywhere, with this message; in JupyterLab, where they
+# import, the visible tests say so first (:func:`frameworks_used`).
+FRAMEWORKS = ("torch", "jax", "tensorflow")
+NOT_WHEN_GRADED = "is not available when your notebook is graded"
+RULE = (
+    "%s " + NOT_WHEN_GRADED + ": the graded functions use only numpy and the standard library "
+    "(see the notebook's first cell)"
+)
+
+
+def not_available(name: str) -> str:
+    """What a student reads about a framework the graded functions may not use."""
+    return RULE % name
+
+
+def block_frameworks(names, rule):
+    """Make ``import`` of each of ``names`` (and of their submodules) raise ModuleNotFoundError
+    with ``rule % name``, in this interpreter, from now on: a finder first on ``sys.meta_path``.
+    Run by the grading kernel before any cell of the notebook (its source is the kernel's
+    exec_line, :func:`blocker_line`); a module imported already is left alone."""
+    import sys
+
+    class NotWhenGraded:
+        """Refuses the modules the graded functions may not use."""
+
+        def find_spec(self, fullname, path=None, target=None):
+            root = fullname.partition(".")[0]
+            if root in names:
+                raise ModuleNotFoundError(rule % root, name=fullname)
+            return None
+
+        def invalidate_caches(self):
+            pass
+
+    sys.meta_path[:] = [f for f in sys.meta_path if type(f).__name__ != "NotWhenGraded"]
+    sys.meta_path.insert(0, NotWhenGraded())
+
+
+def blocker_line() -> str:
+    """The code a grading kernel runs first (an ``--IPKernelApp.exec_lines`` value): defines
+    :func:`block_frameworks`, calls it on :data:`FRAMEWORKS`, and leaves no name behind. No
+    ``{name}`` in it: jupyter_client fills such fields of a kernel's command line."""
+    import re
+
+    code = (
+        inspect.getsource(block_frameworks)
+        + f"\n\nblock_frameworks({FRAMEWORKS!r}, {RULE!r})\ndel block_frameworks\n"
+    )
+    if re.search(r"\{[A-Za-z0-9_]+\}", code):
+        raise ValueError("the blocker's code holds a {name} that jupyter_client would replace")
+    return code
+
+
+def frameworks_used(fn, names=FRAMEWORKS, depth: int = 3) -> list:
+    """The frameworks among ``names`` that ``fn`` refers to: a name its code (nested functions
+    included) loads or imports (``torch.tensor``, ``import torch`` inside it), or a global it
+    reads that is one of their modules, functions or classes (``F`` for
+    ``torch.nn.functional``, ``tensor`` from ``from torch import tensor``); through the
+    notebook's own functions it calls too, ``depth`` levels deep. Static and cheap: a
+    function that never runs the line still counts."""
+    import types as _types
+
+    found, seen, todo = set(), set(), [(fn, 0)]
+    while todo:
+        f, level = todo.pop()
+        code, ns = getattr(f, "__code__", None), getattr(f, "__globals__", None)
+        if not isinstance(code, _types.CodeType) or id(code) in seen or not isinstance(ns, dict):
+            continue
+        seen.add(id(code))
+        codes = [code]
+        while codes:
+            c = codes.pop()
+            codes += [k for k in c.co_consts if isinstance(k, _types.CodeType)]
+            for name in c.co_names:
+                found |= {name.partition(".")[0]} & set(names)
+                obj = ns.get(name)
+                if isinstance(obj, _types.ModuleType):
+                    origin = obj.__name__
+                elif isinstance(obj, (type, _types.FunctionType, _types.BuiltinFunctionType)):
+                    origin = getattr(obj, "__module__", None) or ""
+                else:
+                    continue
+                found |= {str(origin).partition(".")[0]} & set(names)
+                if isinstance(obj, _types.FunctionType) and obj.__globals__ is ns and level < depth:
+                    todo.append((obj, level + 1))
+    return [n for n in names if n in found]
+
+
 def source() -> str:
     """The source text shipped into the kernel: same_array, array_leaves, same_leaves,
     graded_args, call and companion, verbatim."""

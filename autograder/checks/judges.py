@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from .compare import close, differing_rows, expected, fmt, shown
-from .harness import call, companion
+from .harness import NOT_WHEN_GRADED, call, companion
 
 
 @dataclass(frozen=True)
@@ -98,6 +98,10 @@ def common_problems(case: Case, got: Outcome, want: Outcome, fname: str) -> str 
         return NOT_IMPLEMENTED.said(
             f"{fname} still raises NotImplementedError: replace the stub with your code."
         )
+    if got.error_type in ("ModuleNotFoundError", "ImportError") and NOT_WHEN_GRADED in str(
+        got.error
+    ):  # the grading kernel refused torch (harness.block_frameworks): the rule, whatever is due
+        return NOT_NUMPY.said(f"{fname} raised {got.error_type} for {case.label}: {got.error}")
     if want.error_type is not None:
         if got.error_type is None:
             return NO_ERROR.said(
@@ -315,6 +319,11 @@ WRONG_DTYPE = Mistake("wrong-dtype", "the right values in the wrong dtype")
 REPLACED_ARRAY = Mistake(
     "replaced-array", "an in-place function changed an array's shape or dtype (a new array)"
 )
+NOT_NUMPY = Mistake(
+    "not-numpy",
+    "used torch, jax or tensorflow, which grading does not have: the graded functions use only "
+    "numpy and the standard library",
+)
 COMMON = [
     NOT_IMPLEMENTED,
     RAISED,
@@ -327,6 +336,7 @@ COMMON = [
     TRANSPOSED,
     WRONG_DTYPE,
     REPLACED_ARRAY,
+    NOT_NUMPY,
 ]
 
 

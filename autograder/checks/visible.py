@@ -26,7 +26,8 @@ import inspect
 
 import numpy as np
 
-from .judges import Case, Outcome, catalogue, outcome_of
+from .harness import frameworks_used, not_available
+from .judges import NOT_NUMPY, Case, Outcome, catalogue, outcome_of
 
 
 class Raises:
@@ -110,6 +111,23 @@ class _Block:
         return False  # an exception inside the block (the stub's, a typo) goes on as it is
 
 
+def framework_problem(fn, fname: str):
+    """The message for a function that uses torch (or jax, tensorflow): it may run here, in
+    JupyterLab, but no grading kernel can import them (:func:`.harness.block_frameworks`).
+    Under nbgrader (NBGRADER_EXECUTION set) the kernel itself refuses them, and a call that
+    tries gets the same rule from the judges: this static look is for the student's own
+    kernel, where they do import."""
+    import os
+
+    used = [] if os.environ.get("NBGRADER_EXECUTION") else frameworks_used(fn)
+    if not used:
+        return None
+    return NOT_NUMPY.said(
+        f"{fname} uses {' and '.join(used)}. It may run here, but {not_available(used[0])}. "
+        f"Write {fname} with numpy alone, or its tests fail when your notebook is graded."
+    )
+
+
 class Expect:
     """``expect(fn, args, want, ...)``: call ``fn(*args, **kwargs)`` on copies of the inputs and
     judge the result against ``want`` (an array, a tuple of them, ``Raises(Error)``, or None when
@@ -122,7 +140,8 @@ class Expect:
 
     ``with expect.all():`` around several expectations runs every one of them and fails once at
     the end of the block, listing each failing expectation (one line each, then the first in
-    full). The untouched stub's NotImplementedError is raised at once, as it is.
+    full). The untouched stub's NotImplementedError is raised at once, as it is, and so is the
+    message for a function that uses torch, jax or tensorflow (no grading kernel has them).
 
     ``expect.mistakes``: every classic mistake this chapter's judges recognise, by its id."""
 
@@ -175,6 +194,9 @@ class Expect:
         if not callable(fn):
             raise AssertionError(f"{fn!r} is not a function (got {type(fn).__name__}).")
         fname = self.judged_name(fn, check, inspect.currentframe().f_back)
+        problem = framework_problem(fn, fname)
+        if problem:  # said once, at once (like the stub's NotImplementedError), even in a block
+            raise AssertionError(str(problem))
         name = fname if check is None else f"{fname}:{check}"
         names = _arg_names(fn)
         case = Case(

@@ -26,6 +26,7 @@ from ..release import history
 from .assignment import assignment_info, test_of
 from .graded import graded_notebook, trim
 from .late import late_text
+from .refused import notebook_refusals, with_hint
 from .results import SIDECAR
 
 PLAIN = "plain nbgrader autograde has none"
@@ -237,6 +238,23 @@ def _error(cell) -> str:
     return ""
 
 
+def _name_error(cell) -> bool:
+    return any(
+        o.get("output_type") == "error" and o.get("ename") == "NameError"
+        for o in cell.get("outputs") or []
+    )
+
+
+def _plain_refusals(notebook: dict, info) -> list[str]:
+    """The imports plain nbgrader's kernel refused, cell by cell, as make grade's notes say."""
+
+    def label(i, cell):
+        gid = nb.grade_id(cell)
+        return f"cell {i + 1} ({gid})" if gid in info.answer_ids else f"cell {i + 1}"
+
+    return notebook_refusals(notebook, lambda c: test_of(c, info) is not None, label)
+
+
 def autograded_page(assignment: str, student: str, notebook: dict, folder: Path, grades: dict):
     """The page for an autograded notebook whose grade cells carry the gradebook's ``score`` and
     ``points`` (nbgrader's GetGrades; ``grades``: its ``score`` (late penalty deducted),
@@ -244,21 +262,26 @@ def autograded_page(assignment: str, student: str, notebook: dict, folder: Path,
     plain ``nbgrader autograde``."""
     info = assignment_info(assignment)
     cells = {test_of(c, info): c for c in notebook["cells"] if test_of(c, info)}
+    side = Path(folder) / SIDECAR
+    header = json.loads(side.read_text("utf-8")) if side.is_file() else None
+    # Plain nbgrader's kernel refused an import (make grade's notes and messages say so already)
+    refusals = [] if header else _plain_refusals(notebook, info)
     tests = []
     for gid, pts in info.tests:
         cell = cells.get(gid, {})
         meta = nb.meta(cell)
         got, points = float(meta.get("score") or 0.0), float(meta.get("points", pts))
         passed = bool(cell) and got >= points
+        message = "" if passed else with_hint(_error(cell), refusals, _name_error(cell))
         tests.append(
             {"grade_id": gid, "function": info.checks[gid].function, "points": points,
-             "score": got, "passed": passed, "message": "" if passed else _error(cell)}
+             "score": got, "passed": passed, "message": message}
         )  # fmt: skip
     penalty = float(grades.get("late_penalty") or 0.0)
     total = float(grades.get("max_score") or sum(t["points"] for t in tests))
     grade = float(grades.get("score") or 0.0)
-    side = Path(folder) / SIDECAR
-    header = json.loads(side.read_text("utf-8")) if side.is_file() else None
-    header = header or _plain_header(notebook, info, penalty, grade, total)
+    if header is None:
+        header = _plain_header(notebook, info, penalty, grade, total)
+        header["notes"] += refusals
     # The page's score is before the penalty (as make grade's); the late note gives the grade.
     return render(info, student, notebook, tests, header, grade + penalty, total)

@@ -17,6 +17,7 @@ from .exchange import (
     write_new,
 )
 from .kernels import new_kernel, new_scratch, take_spare
+from .refused import refusal, with_hint
 from .results import Job
 from .sandbox import GIB, KernelError
 from .settings import Settings
@@ -50,6 +51,8 @@ class Run:
         self.notes: list[str] = []
         self.fatal: str | None = None  # why no further check can run
         self.first_error: str | None = None
+        self.errors: dict[str, str] = {}  # answer cell (grade_id) -> what its cell raised
+        self.refused: list[str] = []  # what the kernel refused to import, as the student reads it
         self.restarts = 0
         self.deadline = None
         self.phases: dict[str, float] = {}  # seconds per phase (the benchmark's breakdown)
@@ -102,12 +105,26 @@ class Run:
         gid = nb.grade_id(self.nb["cells"][i])
         return f"cell {i + 1} ({gid})" if gid in self.info.answer_ids else f"cell {i + 1}"
 
-    def _after_cell(self, n: str, res, timeout: float) -> None:
+    def _cell_error(self, i: int, n: str, res) -> None:
+        """Remember what cell i raised: for the message of its function's checks and, when the
+        kernel refused an import (:mod:`.refused`), as a note that names the rule."""
+        said = f"{n} raised {res.ename}: {(res.evalue or '')[:200]}"
+        self.first_error = self.first_error or said
+        gid = nb.grade_id(self.nb["cells"][i])
+        if gid in self.info.answer_ids:
+            self.errors.setdefault(gid, said)
+        note = refusal(n, res.ename, res.evalue)
+        if note and note not in self.notes:
+            self.refused.append(note)
+            self.notes.append(note)
+
+    def _after_cell(self, i: int, res, timeout: float) -> None:
+        n = self.label(i)
         if res.status == "timeout":
             self.notes.append(f"your {n} ran longer than {timeout:.0f} s and was stopped")
             self.first_error = self.first_error or f"{n} was stopped after {timeout:.0f} s"
-        elif res.status == "error" and self.first_error is None:
-            self.first_error = f"{n} raised {res.ename}: {(res.evalue or '')[:200]}"
+        elif res.status == "error":
+            self._cell_error(i, n, res)
         if self.kernel.alive():
             return
         if res.status == "timeout":
@@ -141,7 +158,7 @@ class Run:
             res = self.kernel.execute(nb.source(self.nb["cells"][i]), timeout, keep_outputs=record)
             if record:
                 self.cell_results[i] = res
-            self._after_cell(n, res, timeout)
+            self._after_cell(i, res, timeout)
             if self.fatal:
                 return
 
@@ -201,7 +218,9 @@ class Run:
         self._clock("judge", t0)
         if result.passed:
             return True, "", ""
-        return False, f"{check.what}: " + "\n".join(result.messages), result.mistake
+        message = f"{check.what}: " + "\n".join(result.messages)
+        message = with_hint(message, self.refused, "raised NameError" in message)
+        return False, message, result.mistake
 
     def _exchange(self, fn: str, in_path, out_json, out_npz, timeout: float):
         """Run the harness on one check's inputs: defined in this kernel by its first check, and
@@ -228,7 +247,8 @@ class Run:
 
     def _harness_message(self, fn: str, why: str) -> str:
         if why == "missing":
-            hint = f" ({self.first_error})" if self.first_error else ""
+            said = self.errors.get(fn) or self.first_error
+            hint = f" ({said})" if said else ""
             return f"your notebook defines no function named {fn}{hint}."
         if why.startswith("not_callable:"):
             return f"{fn} is a {why.split(':', 1)[1]}, not a function."

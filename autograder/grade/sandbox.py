@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from ..checks.harness import blocker_line
 from ..course import ROOT
 
 GIB = 1024**3
@@ -307,6 +308,9 @@ def kernel_argv(
         # debugpy becomes importable again (see KERNEL_LAUNCHER).
         "--IPKernelApp.exec_lines=import numpy as _course_preload; del _course_preload",
         f"--IPKernelApp.exec_lines={UNBLOCK_DEBUGPY}",
+        # Then torch, jax and tensorflow stop importing, with a message that names the rule (the
+        # graded functions use numpy only; Gradescope's environment has none of them).
+        f"--IPKernelApp.exec_lines={blocker_line()}",
     ]
     if sandboxed:
         setenv = []
