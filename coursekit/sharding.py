@@ -18,7 +18,7 @@ Gloo's list form ``all_to_all`` wants tensors of one size (``probe_uneven``), an
 lookup sends a different number of ids to each rank, so every exchange here is an
 ``all_to_all_single`` with explicit split sizes. Every call is logged with the bytes this rank
 sends to *other* ranks (counted from the tensor and the splits it passes; gloo keeps no byte
-counter) and its time (the fastest of ``repeats`` runs, after a barrier).
+counter) and its time (the median of ``repeats`` runs, each after a barrier).
 
 The worker is a module-level function of an importable module: the spawned processes import it
 by name (they could not unpickle a function defined in a notebook). Where this module exists only
@@ -33,6 +33,7 @@ import inspect
 import math
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -50,17 +51,17 @@ def block_rows(V: int, world: int) -> list[int]:
 
 
 def _exchange(log, kind, out, inp, out_splits, in_splits, rank, repeats):
-    """all_to_all_single(out, inp, ...), timed (fastest of ``repeats``) and its bytes counted:
+    """all_to_all_single(out, inp, ...), timed (median of ``repeats``) and its bytes counted:
     what this rank sends to the other ranks (its own split stays in its memory)."""
     per = math.prod(inp.shape[1:]) * inp.element_size()  # bytes of one id, count or row
     sent = sum(n for s, n in enumerate(in_splits) if s != rank) * per
-    best = math.inf
+    seconds = []
     for _ in range(repeats):
         dist.barrier()
         start = time.perf_counter()
         dist.all_to_all_single(out, inp, out_splits, in_splits)
-        best = min(best, time.perf_counter() - start)
-    log.append({"what": kind, "bytes_sent": sent, "seconds": best})
+        seconds.append(time.perf_counter() - start)
+    log.append({"what": kind, "bytes_sent": sent, "seconds": statistics.median(seconds)})
     return out
 
 
@@ -128,11 +129,12 @@ def worker(rank: int, world: int, folder: str, timeout_s: float) -> None:
             ids, G = job["batches"][rank], job["grads"][rank].to(dtype)
             H, route, log = _lookup(shard, start, ids, world, rank, job["repeats"])
             dE, log_b = _backward(G, route, rows[rank], rank, job["repeats"])
-            gather_s = math.inf  # the fastest of the repeats, as the exchanges are timed
+            gather_times = []  # the median of the repeats, as the exchanges are timed
             for _ in range(job["repeats"]):
                 t0 = time.perf_counter()
                 shard["E"][route["local"]]
-                gather_s = min(gather_s, time.perf_counter() - t0)
+                gather_times.append(time.perf_counter() - t0)
+            gather_s = statistics.median(gather_times)
             out[str(dtype)] = dict(
                 H=H,
                 dE=dE,
@@ -162,7 +164,7 @@ def _importable_copy(folder: str) -> str | None:
     return root
 
 
-def run(E, batches, grads, repeats: int = 5, timeout_s: float = 120.0) -> list[dict]:
+def run(E, batches, grads, repeats: int = 21, timeout_s: float = 120.0) -> list[dict]:
     """Spawn ``len(batches)`` gloo processes on this machine; rank r looks up ``batches[r]``
     (int64 ids into E) and back-propagates ``grads[r]`` (one row per id). Returns one dict per
     rank: its rows ``H`` and block gradient ``dE`` for each dtype, the ids it sent to and got
