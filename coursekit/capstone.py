@@ -66,14 +66,14 @@ def numpy_losses(train_step_, p, data, order, lr):
 # Classic mistakes of a training step, made on purpose in mistaken_run (the last one is no
 # train_step_ mistake: chapter 8's page uses it to ask what the dense step's momentum does)
 MISTAKES = {
-    "per occurrence": "one Adam update per occurrence of an id",
-    "trap": "values[slot] += g: one occurrence of a repeated id kept",
-    "t = 1": "the step number not passed on (t = 1 at every step)",
-    "lr": "the learning rate not passed on (sparse_adam_step_'s default, 1e-3)",
-    "after": "the loss returned after the update, not before",
-    "dense": "every row updated (the batch's summed gradients, zeros elsewhere)",
-    "eps": "eps added where torch.optim.Adam adds it (to the bias-corrected root)",
-    "frozen": "every row's moments decay, but only the touched rows move",
+    "per occurrence": "one Adam update per occurrence",
+    "trap": "+= keeps one occurrence of a repeated id",
+    "t = 1": "t not passed on (t = 1 at every step)",
+    "lr": "lr not passed on (the default, 1e-3)",
+    "after": "the loss taken after the update",
+    "dense": "every row updated (zero gradient if untouched)",
+    "eps": "eps where torch.optim.Adam adds it",
+    "frozen": "every row's moments decay, only touched rows move",
 }
 
 
