@@ -360,3 +360,118 @@ def test_where_eps_sits_matters_for_a_table_near_zero():
         E_adam = tied_numpy_run(E, params, [(X, Y)], 0.1)[1]
         gaps[scale] = np.abs(sparse_rule_run(E, params, X, Y, 0.1) - E_adam).max()
     assert gaps[1.0] > 1e-5 and gaps[1e-5] > 1e-3 and gaps[1e-5] > 100 * gaps[1.0]
+
+
+def test_the_verdict_reads_the_final_table_too():
+    """Given the final tables' largest difference, the verdict tells a table that matches under a
+    loss that parted (the loss taken after the update) and a loss that coincides over a table that
+    does not (a small change in the update) from the other cases; ``who`` and ``hint`` fit it to
+    the curve it judges."""
+    from coursekit import capstone
+
+    theirs = np.linspace(3.9, 2.3, 300)
+    same = capstone.verdict(theirs + 4e-7, theirs, 5e-7)
+    assert same.startswith("Your curve coincides") and "differ by at most 5.0e-07." in same
+    nearly = capstone.verdict(theirs + 4e-7, theirs, 3e-5)
+    assert "differ by at most 3.0e-05, more than 1e-05" in nearly and "eps" in nearly
+    after = capstone.verdict(theirs + 0.1, theirs, 0.0)
+    assert "the table matches and the loss does not" in after and "after the update" in after
+    wrong = capstone.verdict(theirs + 0.1, theirs, 0.04)
+    assert "differ by at most 4.0e-02" in wrong and wrong.endswith(capstone.STEP_HINT)
+    assert "after the update" not in wrong and "largest gap 1.0e-01" in wrong
+    page = capstone.verdict(theirs + 0.1, theirs, who="The dense curve", hint="it is dense.")
+    assert page.startswith("The dense curve leaves") and page.endswith(": it is dense.")
+    kinds = [
+        capstone.outcome(g, t)
+        for g, t in [(1e-6, 1e-6), (1e-6, 1e-4), (1e-4, None), (0.1, 0.0), (0.1, 0.1), (0.1, None)]
+    ]
+    assert kinds == ["coincide", "table", "drift", "after", "parted", "parted"]
+
+
+def _numpy_mistake(E, params, batches, lr, mistake):
+    """The mistakes that the page's table makes with SparseAdam, written as a student's numpy
+    train_step_ would make them, with the reference's own functions: (losses, final table)."""
+    E, losses = E.copy(), []
+    m, v = np.zeros_like(E), np.zeros_like(E)
+    for t, (X, Y) in enumerate(batches, start=1):
+        loss, G = REF.model_grads(REF.embedding_forward(E, X), params, X, Y)
+        rows, values = REF.embedding_backward_rows(X, G)
+        if mistake == "per occurrence":
+            for n, i in enumerate(X.reshape(-1)):
+                REF.sparse_adam_step_(
+                    E, m, v, np.array([i]), G.reshape(X.size, -1)[n : n + 1], t, lr
+                )
+        else:
+            if mistake == "trap":
+                rows, slot = np.unique(X, return_inverse=True)
+                values = np.zeros((rows.size, E.shape[1]))
+                values[slot.reshape(-1)] += G.reshape(X.size, -1)
+            if mistake == "dense":
+                rows, values = np.arange(E.shape[0]), np.eye(E.shape[0])[:, rows] @ values
+            step, rate = (1 if mistake == "t = 1" else t), (1e-3 if mistake == "lr" else lr)
+            REF.sparse_adam_step_(E, m, v, rows, values, step, rate)
+        if mistake == "after":
+            loss = REF.model_grads(REF.embedding_forward(E, X), params, X, Y)[0]
+        losses.append(loss)
+    return np.array(losses), E
+
+
+@pytest.mark.parametrize(
+    "mistake", [None, "per occurrence", "trap", "t = 1", "lr", "after", "dense"]
+)
+def test_the_pages_mistakes_are_the_graded_ones(mistake):
+    """coursekit.capstone.mistaken_run, which makes the page's table of mistakes with SparseAdam,
+    makes each one as a numpy train_step_ built from the reference's functions makes it (float64,
+    ids that repeat, rows that stay untouched)."""
+    from coursekit import capstone
+
+    V, d = 12, 3
+    E, params = ch08.model(V, d, 940, hidden=5)
+    batches = [(X % 9, Y) for X, Y in _batches(V, 941, steps=5, repeated=True)]  # 9..11 unused
+    want, E_want = _numpy_mistake(E, params, batches, 0.05, mistake)
+    p = {k: torch.from_numpy(a) for k, a in params.items()}
+
+    def loss_of(H, X, Y):
+        return torch.nn.functional.cross_entropy(realdata.logits(p, X, H=H), Y)
+
+    tb = [(torch.from_numpy(X), torch.from_numpy(Y)) for X, Y in batches]
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        got, E_got = capstone.mistaken_run(torch.from_numpy(E), tb, loss_of, 0.05, mistake)
+    finally:
+        torch.set_default_dtype(before)
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(E_got, E_want, rtol=0, atol=1e-12)
+    if mistake is not None:  # and the mistake matters on these batches
+        right = _numpy_mistake(E, params, batches, 0.05, None)
+        assert np.abs(right[1] - E_want).max() > 1e-6 or np.abs(right[0] - want).max() > 1e-6
+
+
+def test_dense_adam_eps_is_sparse_adams_with_eps_scaled():
+    """The page's 'eps' mistake (SparseAdam with eps * sqrt(1 - b2 ** t)) is torch.optim.Adam's
+    eps placement: on a batch that touches every row, it equals torch.optim.Adam step for step."""
+    from coursekit import capstone
+
+    torch.manual_seed(0)
+    E, W = torch.randn(4, 3, dtype=torch.float64), torch.randn(2, 3, dtype=torch.float64)
+    tb = [(torch.tensor([0, 1, 2, 3, 1]), torch.tensor([0, 1, 1, 0, 1])) for _ in range(4)]
+
+    def loss_of(H, X, Y):
+        return torch.nn.functional.cross_entropy(H @ W.T, Y)
+
+    P = E.clone().requires_grad_()
+    opt = torch.optim.Adam([P], lr=0.1, eps=1e-3)  # a large eps, so that its place matters
+    for X, Y in tb:
+        opt.zero_grad()
+        loss_of(P[X], X, Y).backward()
+        opt.step()
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        _, E_eps = capstone.mistaken_run(E, tb, loss_of, 0.1, "eps", eps=1e-3)
+        _, E_lazy = capstone.mistaken_run(E, tb, loss_of, 0.1, None, eps=1e-3)
+    finally:
+        torch.set_default_dtype(before)
+    np.testing.assert_allclose(E_eps, P.detach().numpy(), rtol=0, atol=1e-12)
+    assert np.abs(E_lazy - P.detach().numpy()).max() > 1e-6
