@@ -641,6 +641,101 @@ TIED_MISTAKE_SAMPLES = {
         "m and v did not change (E did)",
         id="tied-not-in-place",
     ),
+    "tied: t not used in the step (the first step's bias corrections, 0.9**1 and 0.999**1)": _mistake(
+        tied_changed(
+            "E -= lr / (1 - 0.9**t) * m / (np.sqrt(v / (1 - 0.999**t)) + 1e-8)",
+            "E -= lr / (1 - 0.9) * m / (np.sqrt(v / (1 - 0.999)) + 1e-8)",
+        ),
+        {TIED_ADAM},  # the gradient (m) is right: the paths and repeated cells grade that
+        "the step number was not used",
+        id="tied-t-not-passed",
+    ),
+    "tied: t + 1 in the bias corrections": _mistake(
+        tied_changed(
+            "E -= lr / (1 - 0.9**t) * m / (np.sqrt(v / (1 - 0.999**t)) + 1e-8)",
+            "E -= lr / (1 - 0.9 ** (t + 1)) * m / (np.sqrt(v / (1 - 0.999 ** (t + 1))) + 1e-8)",
+        ),
+        {TIED_ADAM},
+        "the step number is off by one (t + 1 used)",
+        id="tied-t-plus-one",
+    ),
+    "tied: no bias correction (E -= lr * m / (sqrt(v) + eps))": _mistake(
+        tied_changed(
+            "E -= lr / (1 - 0.9**t) * m / (np.sqrt(v / (1 - 0.999**t)) + 1e-8)",
+            "E -= lr * m / (np.sqrt(v) + 1e-8)",
+        ),
+        {TIED_ADAM},
+        "the bias correction is missing",
+        id="tied-no-bias-correction",
+    ),
+    "tied: Part A's sparse_adam_step_ on every row, eps scaled, lr not passed (its 1e-3)": _mistake(
+        tied_changed(
+            TIED[TIED.index("    m *= 0.9") : TIED.index("    return loss")],
+            "    V = E.shape[0]\n"
+            "    sparse_adam_step_(E, m, v, np.arange(V), dE, t, eps=1e-8 * np.sqrt(1 - 0.999**t))\n",
+        ),
+        {TIED_ADAM},
+        "the learning rate was not used",
+        id="tied-lr-not-passed",
+    ),
+    "tied: E moved before m and v are updated (the old moments)": _mistake(
+        tied_answer(
+            TIED.replace(
+                "    m *= 0.9\n",
+                "    E -= lr / (1 - 0.9**t) * m / (np.sqrt(v / (1 - 0.999**t)) + 1e-8)\n"
+                "    m *= 0.9\n",
+            ).replace(
+                "    E -= lr / (1 - 0.9**t) * m / (np.sqrt(v / (1 - 0.999**t)) + 1e-8)\n"
+                "    return loss\n",
+                "    return loss\n",
+            )
+        ),
+        {TIED_ADAM},  # from zero moments E does not move: E did not change, m and v did
+        "E took its step with the old m and v",
+        id="tied-step-before-moments",
+    ),
+    "tied: E = E - ... (a new array bound to E; m and v change in place)": _mistake(
+        tied_changed("    E -= lr", "    E = E - lr"),
+        {TIED_ADAM},  # m and v, the gradient, are right: the adam cell charges the step
+        "E did not change (m and v did)",
+        id="tied-not-in-place",
+    ),
+    "tied: E = np.asarray(E, dtype=np.float64) (a copy for a float32 table)": _mistake(
+        tied_answer("    E = np.asarray(E, dtype=np.float64)\n" + TIED),
+        {TIED_ADAM},  # the float32 cases: E is a copy; m and v are the caller's
+        "converting a float32 table to float64 makes a copy",
+        id="tied-not-in-place",
+    ),
+    "tied: E, m and v converted to float64 (copies for a float32 model)": _mistake(
+        tied_answer("    E, m, v = (np.asarray(a, dtype=np.float64) for a in (E, m, v))\n" + TIED),
+        {TIED_REPEATED, TIED_ADAM},  # the cells with a float32 case (test_tied_paths has none)
+        "converting a float32 table to float64 makes a copy",
+        id="tied-not-in-place",
+    ),
+    "tied: repeated ids averaged in the lookup's part": _mistake(
+        tied_changed(
+            "    np.add.at(dE, X.reshape(-1), G.reshape(X.size, -1))\n",
+            "    counts = np.bincount(X.reshape(-1), minlength=E.shape[0])[:, None]\n"
+            "    lookup = np.zeros_like(E)\n"
+            "    np.add.at(lookup, X.reshape(-1), G.reshape(X.size, -1))\n"
+            "    dE += lookup / np.maximum(counts, 1)\n",
+        ),
+        {TIED_REPEATED},  # test_tied_paths' ids are distinct; the adam cell excuses it
+        "repeated ids were averaged",
+        id="tied-averaged",
+    ),
+    "tied: either path per row (looked-up rows the lookup's part, the others the output's)": _mistake(
+        tied_changed(
+            "    np.add.at(dE, X.reshape(-1), G.reshape(X.size, -1))\n",
+            "    lookup = np.zeros_like(E)\n"
+            "    np.add.at(lookup, X.reshape(-1), G.reshape(X.size, -1))\n"
+            "    rows = np.unique(X)\n"
+            "    dE[rows] = lookup[rows]\n",
+        ),
+        {TIED_PATHS},
+        "each row got one path's part, not both",
+        id="tied-either-or",
+    ),
     "tied: returns the loss after the update": _mistake(
         tied_changed("    return loss\n", "    return tied_model_grads(E[X], E, params, Y)[0]\n"),
         {TIED_LOSS},

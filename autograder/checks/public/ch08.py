@@ -252,36 +252,60 @@ def _repeated(s):
     return bool((s.counts > 1).any())
 
 
-def _kept(got, want, steps, dtype):
+def _kept(got, want, steps, dtype, match=near):
     """The names of the arrays the caller still holds as they were (a copy updated, a name
     rebound), where every other one is right: [] when none is, or another is wrong."""
     if steps is None:
         return []
     kept = []
     for name, g, w, b in zip(GRADED, got, want, (steps.E0, steps.m0, steps.v0), strict=True):
-        if near(g, w, dtype):
+        if match(g, w, dtype):
             continue
-        if not near(g, b, dtype):
+        if not match(g, b, dtype):
             return []
         kept.append(name)
     return kept
 
 
-def kept_text(fname, kept, case):
-    """The message for arrays the caller's copy of which did not change (the others did)."""
+IN_PLACE_SPARSE = "E[rows] -= ..., m[rows] = ..."  # how Part B's step writes in place
+
+
+def kept_text(fname, kept, case, how=IN_PLACE_SPARSE, note="", end=""):
+    """The message for arrays the caller's copy of which did not change (the others did);
+    ``how``: the in-place writes to suggest; ``note``: added in the parenthesis; ``end``: a
+    sentence to add."""
     others = [n for n in GRADED if n not in kept]
     said = " and ".join(kept)
+    note = f"; {note}" if note else ""
     return (
         f"{said} did not change ({' and '.join(others)} did) for {case.label}: {fname} must "
-        "update the caller's arrays in place (no copies, no rebinding: E[rows] -= ..., "
-        "m[rows] = ..., not E = E.copy() or m = b1 * m + ...)."
+        f"update the caller's arrays in place (no copies, no rebinding: {how}, not "
+        f"E = E.copy() or m = b1 * m + ...{note}).{end}"
     )
 
 
-def _arrays_judge(fname, ids_name, parts, mistakes, unchanged, hint="", match=None):
+def _unchanged_problem(case, got, want, steps, unchanged, kept_message, match):
+    """The caller's arrays as they were: all of them (``unchanged``), or some while the others
+    are right (``kept_message(case, kept, steps)``, the text); None otherwise."""
+    if steps is None:
+        return None
+    dtype = want.values[0].dtype
+    before = (steps.E0, steps.m0, steps.v0)
+    if all(match(g, a, dtype) for g, a in zip(got.values, before, strict=True)):
+        return unchanged.on(case)
+    kept = _kept(got.values, want.values, steps, dtype, match)
+    return unchanged.said(kept_message(case, kept, steps)) if kept else None
+
+
+def _arrays_judge(
+    fname, ids_name, parts, mistakes, unchanged, hint="", match=None, kept_message=None
+):
     """Judge a function that changes E, m and v in place (arguments 0, 1, 2); ``hint`` ends
     the message of a difference no model names; ``match(a, b, dtype)``: how a mistake's
-    prediction is compared (default: ``near``)."""
+    prediction, and the arrays as they were, are compared (default: ``near``);
+    ``kept_message(case, names, steps)``: the message for some arrays left as they were while
+    the others are right (default: kept_text's)."""
+    kept_message = kept_message or (lambda case, names, steps: kept_text(fname, names, case))
 
     def judge(case, got, want):
         problem = common_problems(case, got, want, fname)
@@ -294,14 +318,9 @@ def _arrays_judge(fname, ids_name, parts, mistakes, unchanged, hint="", match=No
         if all(near(g, w, dtype) for g, w in zip(got.values, want.values, strict=True)):
             return None
         steps = parts(case, want.values)
-        if steps is not None and all(
-            near(g, a, dtype)
-            for g, a in zip(got.values, (steps.E0, steps.m0, steps.v0), strict=True)
-        ):
-            return unchanged.on(case)
-        kept = _kept(got.values, want.values, steps, dtype)
-        if kept:
-            return unchanged.said(kept_text(fname, kept, case))
+        problem = _unchanged_problem(case, got, want, steps, unchanged, kept_message, match or near)
+        if problem:
+            return problem
         named = _named(case, got.values, want.values, dtype, mistakes, steps, match)
         if named:
             return named
@@ -794,6 +813,32 @@ class _TiedStep(_Step):
     def gradient_model(self, g):
         return None if self.g is None else self.with_gradient(g, rule="adam")
 
+    def adam_E(self, t=None, lr=None, m=None, v=None):
+        """E after torch.optim.Adam's rule at step t with lr (default: the case's), from the
+        moments m and v (default: the expected ones)."""
+        t, lr = self.t if t is None else t, self.lr if lr is None else lr
+        m, v = self.m1 if m is None else m, self.v1 if v is None else v
+        return self.E0 - lr / (1 - B1**t) * m / (np.sqrt(v / (1 - B2**t)) + EPS)
+
+    def stepped(self, E):
+        """[E, m, v]: a slip in E's step alone (the gradient, m and v, right)."""
+        return [E, self.m1, self.v1]
+
+    def averaged(self):
+        """A repeated id's rows of G averaged, not summed (then the output path)."""
+        if self.g is None or not _repeated(self):
+            return None
+        counts = np.bincount(self.flat, minlength=self.E0.shape[0])[:, None]
+        return self.gradient_model(self.g_out + self.g_in / np.maximum(counts, 1))
+
+    def either_or(self):
+        """The looked-up rows get the lookup's part alone, the others the output's alone."""
+        if self.g is None or self.untouched.size == 0:
+            return None  # every row looked up: that is tied-input-path-only
+        g = self.g_out.copy()
+        g[self.rows] = self.g_in[self.rows]
+        return self.gradient_model(g)
+
     def overwritten(self):
         """dE[X] += G: each repeated id keeps the last of its rows of G (then the output path)."""
         if self.g is None or not _repeated(self):
@@ -914,20 +959,74 @@ TIED_UNTIED = Mistake(
     "takes torch.optim.Adam's dense step",
     lambda s: s.untied(),
 )
+TIED_AVERAGED = Mistake(
+    "tied-averaged",
+    "repeated ids were averaged in the lookup's part of the gradient: an id that occurs k times "
+    "in X gets the sum of its k rows of G, not their mean (each use of a row adds its own "
+    "contribution to dL/dE, as in chapter 2)",
+    lambda s: s.averaged(),
+)
+TIED_EITHER_OR = Mistake(
+    "tied-either-or",
+    "each row got one path's part, not both: the rows X looks up got the lookup's part alone "
+    "and the other rows the output projection's alone. " + TWO_PATHS + ": the two parts add, "
+    "so a looked-up row gets its rows of G on top of its output part",
+    lambda s: s.either_or(),
+)
+FLOAT64_COPY = "converting a float32 table to float64 makes a copy"
+TIED_IN_PLACE = "E -= ..., m[:] = ..."  # how the dense step writes in place
 TIED_NOT_IN_PLACE = Mistake(
     "tied-not-in-place",
     f"E, m and v did not change: {TIED} must update the caller's arrays in place (E -= ..., "
-    "m *= b1, m += ..., or m[:] = ...; not m = b1 * m + ..., which binds a new array to the name)",
+    "m *= b1, m += ..., or m[:] = ...; not m = b1 * m + ..., which binds a new array to the "
+    f"name; {FLOAT64_COPY})",
 )
+# Slips in E's step alone (the gradient, m and v, right): the adam cell names and charges them.
+TIED_STEP_SLIPS = [
+    Mistake(
+        "tied-t-not-passed",
+        "the step number was not used: E moved with the bias corrections of the first step "
+        "(t = 1) at a later step. torch.optim.Adam's corrections 1 - b1**t and 1 - b2**t take "
+        "this step's t (hand it on if you call your sparse_adam_step_)",
+        lambda s: s.stepped(s.adam_E(t=1)) if s.t != 1 else None,
+    ),
+    Mistake(
+        "tied-t-plus-one",
+        "the step number is off by one (t + 1 used): t is this step's number, 1 for the first; "
+        "use it as it is in 1 - b1**t and 1 - b2**t",
+        lambda s: s.stepped(s.adam_E(t=s.t + 1)),
+    ),
+    Mistake(
+        "tied-lr-not-passed",
+        f"the learning rate was not used: E moved by the step of lr = {LR:g} (the default of "
+        f"sparse_adam_step_ and of torch.optim.Adam) instead of the lr {TIED} was given",
+        lambda s: s.stepped(s.adam_E(lr=LR)) if s.lr != LR else None,
+    ),
+    Mistake(
+        "tied-no-bias-correction",
+        "the bias correction is missing: torch.optim.Adam divides m by 1 - b1**t and v by "
+        "1 - b2**t, E -= lr / (1 - b1**t) * m / (sqrt(v / (1 - b2**t)) + eps)",
+        lambda s: s.stepped(s.E0 - s.lr * s.m1 / (np.sqrt(s.v1) + EPS)),
+    ),
+    Mistake(
+        "tied-step-before-moments",
+        "E took its step with the old m and v: update m and v with this step's gradient first, "
+        "then move E with the new ones (from zero moments the old ones give no step at all)",
+        lambda s: s.stepped(s.adam_E(m=s.m0, v=s.v0)) if s.m0.any() else None,
+    ),
+]
 TIED_MISTAKES = [
     TIED_INPUT_ONLY,  # before TIED_UNTIED: from zero moments they differ only by eps's place
     TIED_UNTIED,
     TIED_OUTPUT_ONLY,
     TIED_TRANSPOSED,
+    TIED_EITHER_OR,
     TIED_TRAP,
+    TIED_AVERAGED,
     TIED_LAZY,
     TIED_TWO_STEPS,
     TIED_SPARSE_RULE,
+    *TIED_STEP_SLIPS,
 ]
 
 
@@ -941,8 +1040,24 @@ def near_relative(a, b, dtype):
     return near(a / s, b / s, dtype) if s > 0 else True
 
 
+def _tied_kept(case, names, s):
+    """kept_text for the dense step; E alone kept from zero moments may be E moved first."""
+    end = ""
+    if names == ["E"] and not s.m0.any():
+        end = (
+            " Or E took its step before m and v were updated: from zero moments that step is zero."
+        )
+    return kept_text(TIED, names, case, how=TIED_IN_PLACE, note=FLOAT64_COPY, end=end)
+
+
 _tied_values = _arrays_judge(
-    TIED, "X", _tied_parts, TIED_MISTAKES, TIED_NOT_IN_PLACE, match=near_relative
+    TIED,
+    "X",
+    _tied_parts,
+    TIED_MISTAKES,
+    TIED_NOT_IN_PLACE,
+    match=near_relative,
+    kept_message=_tied_kept,
 )
 
 
@@ -975,20 +1090,53 @@ def tied_judge(case, got, want):
 
 # Each of Part C's arrays cells charges its own slips; a slip another cell charges passes here
 # when the arrays are exactly what that one slip gives (a crash is no such output), so one slip
-# costs one cell. TIED_UNTIED and TIED_NOT_IN_PLACE are charged by every arrays cell.
+# costs one cell. The paths and repeated cells grade the gradient, read back from the m the
+# student left (_gradient_right): a slip in E's step alone (TIED_STEP_SLIPS, E left as it was
+# while m and v changed, any other) costs the adam cell only. TIED_UNTIED and a TIED_NOT_IN_PLACE
+# that left m as it was are charged by every arrays cell.
 TIED_CELLS = {
-    "paths": {"tied-input-path-only", "tied-output-path-only", "tied-output-transposed"},
-    "repeated": {"tied-trap-overwrite"},
-    "adam": {"tied-lazy-step", "tied-two-steps", "tied-sparseadam-eps"},
+    "paths": {
+        "tied-input-path-only",
+        "tied-output-path-only",
+        "tied-output-transposed",
+        "tied-either-or",
+    },
+    "repeated": {"tied-trap-overwrite", "tied-averaged"},
+    "adam": {
+        "tied-lazy-step",
+        "tied-two-steps",
+        "tied-sparseadam-eps",
+        *(m.name for m in TIED_STEP_SLIPS),
+    },
 }
+
+
+def _gradient_right(case, got, want):
+    """The gradient read back from the m the student left, (m - b1 * m0) / (1 - b1), is the
+    expected one, whatever E's step did (the arrays keep their shapes and dtypes)."""
+    if got.error_type is not None or got.modified or len(got.values) != 3:
+        return False
+    if any(
+        g.shape != w.shape or g.dtype != w.dtype
+        for g, w in zip(got.values, want.values, strict=True)
+    ):
+        return False
+    s = _tied_parts(case, want.values)
+    g_hat = (np.asarray(got.values[1], dtype=np.float64) - B1 * s.m0) / (1 - B1)
+    return near_relative(g_hat, s.g_hat, want.values[0].dtype)
 
 
 def _tied_cell(cell):
     elsewhere = set().union(*TIED_CELLS.values()) - TIED_CELLS[cell]
+    gradient_only = cell != "adam"
 
     def judge(case, got, want):
         message = tied_arrays_judge(case, got, want)
-        if got.error_type is None and mistake_id(message) in elsewhere:
+        if not message or got.error_type is not None:
+            return message
+        if mistake_id(message) in elsewhere:
+            return None
+        if gradient_only and _gradient_right(case, got, want):
             return None
         return message
 
