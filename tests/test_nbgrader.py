@@ -183,7 +183,9 @@ def test_make_grade_gives_the_same_scores_as_plain_nbgrader(course, assignment):
         pytest.skip(f"{assignment} appeared after the course fixture was built")
     plain = plain_scores(course["dir"], assignment)
     ours = our_scores(course["ours"], assignment)
-    for student in plain:
+    # the torch answers are graded by plain nbgrader only here (make grade grades them in
+    # tests/test_grade.py; both are held to the same torch_scores)
+    for student in set(plain) - set(TORCH):
         assert ours[student] == plain[student], student
     full = _full(assignment)
     assert sum(ours["demo_correct"].values()) == full
