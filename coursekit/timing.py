@@ -687,9 +687,9 @@ def run_chapter(
     for n in range(1, (tries if plausible else 1) + 1):
         result = sweep(xs, methods, **sweep_args)
         ok = None if plausible is None else bool(plausible(result))
+        result.update(tries=n, plausible=ok)
         if ok is not False:
             break
-    result.update(tries=n, plausible=ok)
     plot(result, xlabel, title, names=names, offsets=offsets)
     plt.show()
     print(calibration_line(result))
