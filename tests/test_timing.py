@@ -125,6 +125,38 @@ def test_sweep_times_predicts_and_skips_oversized_operands():
     assert "GFLOP/s" in T.achieved_table(result, "V") and "GB/s" in T.calibration_line(result)
 
 
+def test_run_chapter_re_times_an_implausible_sweep_and_says_so(capsys):
+    """With a plausibility test the sweep is redone until it passes, at most ``tries`` in all."""
+    from coursekit.bench_ch01 import ch01_methods
+
+    methods, seen = ch01_methods(n_tokens=16, d=4), []
+    kw = dict(min_run_time=0.005, repeats=1)
+
+    def passes_second(result):
+        seen.append(result)
+        return len(seen) >= 2
+
+    result = T.run_chapter([50, 100], methods, "V", "V", "t", plausible=passes_second, **kw)
+    assert (result["tries"], result["plausible"], len(seen)) == (2, True, 2)
+    never = T.run_chapter(
+        [50, 100], methods, "V", "V", "t", plausible=lambda r: False, tries=3, **kw
+    )
+    assert (never["tries"], never["plausible"]) == (3, False)
+    plain = T.run_chapter([50, 100], methods, "V", "V", "t", **kw)
+    assert (plain["tries"], plain["plausible"]) == (1, None)
+    capsys.readouterr()
+
+
+def test_ch07_calls_a_gather_far_off_its_prediction_disturbed():
+    from coursekit.bench_ch07 import GATHER_OFF_MAX, gather_off
+
+    g = "gather E[ids]"
+    quiet = {"times": {g: [2e-6, 3e-6, math.nan]}, "predicted": {g: [1e-6, 2e-6, 1e-6]}}
+    busy = {"times": {g: [1e-4, 3e-4, math.nan]}, "predicted": {g: [1e-6, 2e-6, 1e-6]}}
+    assert gather_off(quiet) == 2.0 and gather_off(quiet) <= GATHER_OFF_MAX
+    assert gather_off(busy) == 150.0 and gather_off(busy) > GATHER_OFF_MAX
+
+
 def _synthetic(times, predicted, cost, device="cpu"):
     cal = {"bandwidth": 1e10, "overhead": 1e-5, "copy_bytes": 2**26, "rates": {(1, 2, 3): 1e11}}
     cal["rate_of"] = {"m": (1, 2, 3)} if cost.shape else {}
