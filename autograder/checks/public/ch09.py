@@ -1129,8 +1129,9 @@ lookup_judge = _lookup_problems(
 
 def charged_in_plain_cell(judge, excused, fname):
     """``judge`` for a cell about uneven shards, empty batches and dtypes: an answer that is a
-    mistake of ``excused`` (the ordering of the rows put back, repeats added up: the plain
-    cell's properties, which that cell charges) is checked here for its dtypes only."""
+    mistake of ``excused`` (the order of the rows put back, send's rows read on their own shard,
+    repeats and ranks added up, gradients routed: the plain cell's properties, which that cell
+    charges) is checked here for its dtypes only."""
     names = {m.name for m in excused}
 
     def wrapped(case, got, want):
@@ -1148,8 +1149,14 @@ def charged_in_plain_cell(judge, excused, fname):
     return wrapped
 
 
-lookup_uneven_judge = charged_in_plain_cell(lookup_judge, [NOT_INVERTED], LOOKUP)
-backward_uneven_judge = charged_in_plain_cell(backward_judge, [OVERWRITTEN], BACKWARD)
+# the mistakes of the rows' order and of send's local rows (lookup), of repeats, of ranks and of
+# routing the gradients (backward) break the plain cells' properties, on shards of any size
+lookup_uneven_judge = charged_in_plain_cell(
+    lookup_judge, [NOT_REORDERED, NOT_INVERTED, UNSTABLE_UNROUTE, LOCAL_AS_IDS], LOOKUP
+)
+backward_uneven_judge = charged_in_plain_cell(
+    backward_judge, [OVERWRITTEN, RANKS_LOST, NOT_ROUTED], BACKWARD
+)
 
 
 def quant_shape_judge(case, got, want) -> str | None:
