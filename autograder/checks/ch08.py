@@ -525,40 +525,13 @@ def tied_padding():
     boundary, last, few = _padding_batches()
     unused = _distinct((3, 3), 12, 912) % 3  # ids 0 to 2 only
     state = "moments in every row"
-    return [
-        tied(
-            "word starts, padding_idx = 0, the first step",
-            27,
-            3,
-            908,
-            boundary,
-            lr=0.05,
-            padding_idx=0,
-        ),
-        tied(
-            f"word starts, padding_idx = 0, step 7, {state}",
-            27,
-            3,
-            909,
-            boundary,
-            7,
-            0.02,
-            state=True,
-            padding_idx=0,
-        ),
-        tied(
-            f"padding_idx = -1 (row V - 1), step 4, {state}",
-            12,
-            3,
-            910,
-            last,
-            4,
-            0.05,
-            state=True,
-            padding_idx=-1,
-        ),
-        tied("padding_idx = 11 = V - 1, the first step", 12, 3, 911, last, lr=0.1, padding_idx=11),
-        tied(
+    # (label, V, d, seed, X, t, lr, padding_idx, moments of earlier steps, dtype)
+    cases = [
+        ("word starts, padding_idx = 0, the first step", 27, 3, 908, boundary, 1, 0.05, 0, 0),
+        (f"word starts, padding_idx = 0, step 7, {state}", 27, 3, 909, boundary, 7, 0.02, 0, 1),
+        (f"padding_idx = -1 (row V - 1), step 4, {state}", 12, 3, 910, last, 4, 0.05, -1, 1),
+        ("padding_idx = 11 = V - 1, the first step", 12, 3, 911, last, 1, 0.1, 11, 0),
+        (
             f"padding_idx = 3, an id the batch never uses, step 5, {state}",
             12,
             2,
@@ -566,21 +539,11 @@ def tied_padding():
             unused,
             5,
             0.05,
-            state=True,
-            padding_idx=3,
-        ),
-        tied(
-            "d > V: V = 4, d = 6, padding_idx = 0, step 3",
-            4,
-            6,
-            914,
-            few % 4,
             3,
-            0.1,
-            state=True,
-            padding_idx=0,
+            1,
         ),
-        tied(
+        ("d > V: V = 4, d = 6, padding_idx = 0, step 3", 4, 6, 914, few % 4, 3, 0.1, 0, 1),
+        (
             f"a float32 model, padding_idx = 0, step 3, {state}",
             10,
             4,
@@ -588,8 +551,12 @@ def tied_padding():
             few,
             3,
             0.1,
-            dtype=np.float32,
-            state=True,
-            padding_idx=0,
+            0,
+            1,
+            np.float32,
         ),
+    ]
+    return [
+        tied(*c[:7], padding_idx=c[7], state=bool(c[8]), dtype=(c[9:] or (np.float64,))[0])
+        for c in cases
     ]
