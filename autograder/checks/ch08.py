@@ -520,8 +520,7 @@ def tied_adam():
 
 @check("test_tied_padding", TIED, tied_padding_judge)
 def tied_padding():
-    """train_step_tied_ with padding_idx: the lookup leaves the padding positions out; the
-    output projection, the same weight, does not"""
+    """train_step_tied_ with padding_idx: the padding positions left out of the lookup's part"""
     boundary, last, few = _padding_batches()
     unused = _distinct((3, 3), 12, 912) % 3  # ids 0 to 2 only
     state = "moments in every row"
