@@ -211,10 +211,12 @@ def tied_torch_logits(emb, p, X):
     return torch.nn.functional.linear(Z, emb.weight, p["c"])
 
 
-def tied_torch_run(E, params, batches, lr, m0=None, v0=None, t0=0):
+def tied_torch_run(E, params, batches, lr, m0=None, v0=None, t0=0, pad=None):
     """Losses, the final table and Adam's (exp_avg, exp_avg_sq) of a tied nn.Embedding trained by
-    torch.optim.Adam (dense), from moments m0, v0 after t0 earlier steps (None: a fresh Adam)."""
-    emb = torch.nn.Embedding.from_pretrained(torch.from_numpy(E.copy()), freeze=False)
+    torch.optim.Adam (dense), from moments m0, v0 after t0 earlier steps (None: a fresh Adam);
+    ``pad``: nn.Embedding's padding_idx."""
+    weight = torch.from_numpy(E.copy())
+    emb = torch.nn.Embedding.from_pretrained(weight, freeze=False, padding_idx=pad)
     opt = torch.optim.Adam(emb.parameters(), lr=lr)
     if m0 is not None:
         opt.state[emb.weight] = {
@@ -235,12 +237,13 @@ def tied_torch_run(E, params, batches, lr, m0=None, v0=None, t0=0):
     return losses, emb.weight.detach().numpy(), st["exp_avg"].numpy(), st["exp_avg_sq"].numpy()
 
 
-def tied_numpy_run(E, params, batches, lr, m0=None, v0=None, t0=0):
+def tied_numpy_run(E, params, batches, lr, m0=None, v0=None, t0=0, pad=None):
     E = E.copy()
     m = np.zeros_like(E) if m0 is None else m0.copy()
     v = np.zeros_like(E) if v0 is None else v0.copy()
+    kwargs = {} if pad is None else {"padding_idx": pad}  # the old positional call, when None
     losses = [
-        REF.train_step_tied_(E, m, v, params, X, Y, t, lr)
+        REF.train_step_tied_(E, m, v, params, X, Y, t, lr, **kwargs)
         for t, (X, Y) in enumerate(batches, t0 + 1)
     ]
     return losses, E, m, v
@@ -307,6 +310,64 @@ def test_tied_float32_steps_coincide_with_pytorch_float32_to_rounding():
     np.testing.assert_allclose(ours[0], theirs[0], rtol=2e-6)
     for a, b in zip(ours[1:], theirs[1:], strict=True):
         np.testing.assert_allclose(a, b, rtol=2e-5, atol=1e-6)
+
+
+def _padded_batch(V, B, context, pad, seed):
+    """A batch whose first column is the padding id (word starts) and whose other ids may be
+    it too."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, V, size=(B, context)).astype(np.int64)
+    X[:, 0] = pad % V
+    return X, rng.integers(0, V, size=B).astype(np.int64)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    V=st.integers(2, 12),
+    d=st.integers(1, 5),
+    B=st.integers(1, 8),
+    context=st.integers(1, 3),
+    t0=st.integers(1, 50),
+    lr=st.sampled_from([0.01, 0.05, 0.2]),
+    negative=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_tied_step_with_padding_idx_equals_torch(V, d, B, context, t0, lr, negative, seed):
+    """padding_idx (0 to V - 1, or negative) with padding ids in X and moments of earlier steps
+    in every row, the padding row's included: the reference equals a tied
+    nn.Embedding(padding_idx=...) with torch.optim.Adam, losses, table and moments."""
+    rng = np.random.default_rng(seed)
+    pad = int(rng.integers(0, V)) - (V if negative else 0)
+    E, params = ch08.tied_model(V, d, seed, context=context)
+    batches = [_padded_batch(V, B, context, pad, seed + 1)]
+    m0, v0 = ch08.moments(V, d, seed + 2)
+    assert m0[pad].any() and v0[pad].any()
+    ours = tied_numpy_run(E, params, batches, lr, m0, v0, t0, pad=pad)
+    theirs = tied_torch_run(E, params, batches, lr, m0, v0, t0, pad=pad)
+    _assert_same_run(ours, theirs, atol=1e-14)
+
+
+@pytest.mark.parametrize("pad", [0, -1, 3])
+def test_tied_padding_float32_and_several_steps_follow_torch(pad):
+    """Several float32 steps with padding_idx from moments in every row: torch's run to float32
+    rounding; and in float64 the padding row does move (its gradient is the output part)."""
+    V, d = 12, 4
+    batches = [_padded_batch(V, 16, 3, pad, 990 + k) for k in range(5)]
+    for dtype, tol in (
+        (np.float64, {"rtol": 1e-9, "atol": 1e-12}),
+        (np.float32, {"rtol": 2e-5, "atol": 1e-6}),
+    ):
+        E, params = ch08.tied_model(V, d, 985, dtype=dtype)
+        m0, v0 = ch08.moments(V, d, 986, dtype)
+        ours = tied_numpy_run(E, params, batches, 0.05, m0, v0, 4, pad=pad)
+        theirs = tied_torch_run(E, params, batches, 0.05, m0, v0, 4, pad=pad)
+        assert all(a.dtype == dtype for a in ours[1:])
+        np.testing.assert_allclose(ours[0], theirs[0], rtol=2e-6)
+        for a, b in zip(ours[1:], theirs[1:], strict=True):
+            np.testing.assert_allclose(a, b, **tol)
+        assert np.abs(ours[1][pad] - E[pad]).min() > 1e-4  # the padding row trained
+        ignored = tied_numpy_run(E, params, batches, 0.05, m0, v0, 4)  # padding_idx ignored
+        assert np.abs(ignored[1] - ours[1]).max() > 1e-4  # padding_idx matters here
 
 
 def test_tied_model_grads_is_autograd_of_the_layers_between_the_two_uses_of_E():

@@ -42,6 +42,7 @@ from .public.ch08 import (
     rows_judge,
     tied_adam_judge,
     tied_loss_judge,
+    tied_padding_judge,
     tied_paths_judge,
     tied_repeated_judge,
     update_judge,
@@ -365,11 +366,13 @@ def tied_model(V, d, seed, context=3, dtype=np.float64, scale=1.0):
 
 
 def tied(label, V, d, seed, X, t=1, lr=1e-2, *, graded="arrays", state=False, **kw):
-    """A case calling train_step_tied_(E, m, v, params, X, Y, t, lr): from zero moments, or
-    (``state``) from moments of earlier steps in every row; grades the loss it returns
-    (graded="loss") or the E, m, v it leaves. meta: G = dL/dH at the lookup, and for a loss
-    case the loss after the reference's step."""
+    """A case calling train_step_tied_(E, m, v, params, X, Y, t, lr) (and padding_idx=, when
+    given): from zero moments, or (``state``) from moments of earlier steps in every row;
+    grades the loss it returns (graded="loss") or the E, m, v it leaves. meta: G = dL/dH at
+    the lookup, and for a loss case the loss after the reference's step."""
     dtype = kw.pop("dtype", np.float64)
+    pad = kw.pop("padding_idx", None)
+    kwargs = {} if pad is None else {"padding_idx": pad}
     E, params = tied_model(V, d, seed, dtype=dtype, **kw)
     Xb, Y = batch(X, V, seed + 1)
     if state:
@@ -380,11 +383,12 @@ def tied(label, V, d, seed, X, t=1, lr=1e-2, *, graded="arrays", state=False, **
     meta = {"G": ref.tied_model_grads(E[Xb], E, params, Y)[1]}
     if graded == "loss":
         after = [np.array(a) for a in (E, m, v)]
-        ref.train_step_tied_(*after, params, Xb, Y, t, lr)
+        ref.train_step_tied_(*after, params, Xb, Y, t, lr, **kwargs)
         meta["loss_after"] = ref.tied_model_grads(after[0][Xb], after[0], params, Y)[0]
     return Case(
         label,
         (E, m, v, params, Xb, Y, t, lr),
+        kwargs,
         output="return" if graded == "loss" else ("args", (0, 1, 2)),
         meta={"arg_names": TIED_NAMES, **meta},
     )
@@ -511,4 +515,47 @@ def tied_adam():
             dtype=np.float32,
             state=True,
         ),
+    ]
+
+
+@check("test_tied_padding", TIED, tied_padding_judge)
+def tied_padding():
+    """train_step_tied_ with padding_idx: the padding positions left out of the lookup's part"""
+    boundary, last, few = _padding_batches()
+    unused = _distinct((3, 3), 12, 912) % 3  # ids 0 to 2 only
+    state = "moments in every row"
+    # (label, V, d, seed, X, t, lr, padding_idx, moments of earlier steps, dtype)
+    cases = [
+        ("word starts, padding_idx = 0, the first step", 27, 3, 908, boundary, 1, 0.05, 0, 0),
+        (f"word starts, padding_idx = 0, step 7, {state}", 27, 3, 909, boundary, 7, 0.02, 0, 1),
+        (f"padding_idx = -1 (row V - 1), step 4, {state}", 12, 3, 910, last, 4, 0.05, -1, 1),
+        ("padding_idx = 11 = V - 1, the first step", 12, 3, 911, last, 1, 0.1, 11, 0),
+        (
+            f"padding_idx = 3, an id the batch never uses, step 5, {state}",
+            12,
+            2,
+            913,
+            unused,
+            5,
+            0.05,
+            3,
+            1,
+        ),
+        ("d > V: V = 4, d = 6, padding_idx = 0, step 3", 4, 6, 914, few % 4, 3, 0.1, 0, 1),
+        (
+            f"a float32 model, padding_idx = 0, step 3, {state}",
+            10,
+            4,
+            915,
+            few,
+            3,
+            0.1,
+            0,
+            1,
+            np.float32,
+        ),
+    ]
+    return [
+        tied(*c[:7], padding_idx=c[7], state=bool(c[8]), dtype=(c[9:] or (np.float64,))[0])
+        for c in cases
     ]

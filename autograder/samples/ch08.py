@@ -423,12 +423,23 @@ DEMO_MISTAKE = "one Adam update per occurrence (the trap)"
 # ------------------------------------------------------------------------------------------
 TIED_LOSS, TIED_PATHS = "test_tied_loss", "test_tied_paths"
 TIED_REPEATED, TIED_ADAM = "test_tied_repeated", "test_tied_adam"
-TIED_ARRAYS = {TIED_PATHS, TIED_REPEATED, TIED_ADAM}
+TIED_PADDING = "test_tied_padding"
+TIED_ARRAYS = {TIED_PATHS, TIED_REPEATED, TIED_ADAM, TIED_PADDING}
 TIED_HEAD = """
 import numpy as np
 
 
-def train_step_tied_(E, m, v, params, X, Y, t, lr=1e-2):
+def train_step_tied_(E, m, v, params, X, Y, t, lr=1e-2, padding_idx=None):
+"""
+# The answers below handle padding_idx as nn.Embedding does: the lookup's upstream rows G at
+# the padding positions are zeroed (a mask before accumulation); the output part is kept.
+TIED_MASK = """
+    def lookup_grads(H, E, params, Y):
+        loss, G, Z, dS = tied_model_grads(H, E, params, Y)
+        if padding_idx is not None:
+            pads = np.asarray(X) == padding_idx % E.shape[0]
+            G = np.where(pads[..., None], np.zeros_like(G), G)
+        return loss, G, Z, dS
 """
 # The step the tied mistakes below start from (lookup, both paths, one dense Adam step).
 TIED = """
@@ -452,7 +463,10 @@ ADAM_HELPER = """
 """
 
 
-def tied_answer(body: str) -> dict:
+def tied_answer(body: str, mask: bool = True) -> dict:
+    """train_step_tied_ with ``body``; ``mask``: its padding positions masked (TIED_MASK)."""
+    if mask:
+        body = TIED_MASK + body.replace("tied_model_grads(", "lookup_grads(")
     return {"train_step_tied_": TIED_HEAD + body}
 
 
@@ -527,6 +541,42 @@ TIED_ALTERNATIVES = {
     E -= (lr / (1 - 0.9**t)) * m / (np.sqrt(v) / (1 - 0.999**t) ** 0.5 + 1e-8)
     return loss
 """
+    ),
+    "padding_idx: a mask on the ids before np.add.at": tied_answer(
+        """
+    ids = np.asarray(X).reshape(-1)
+    loss, G, Z, dS = tied_model_grads(E[X], E, params, Y)
+    rows = G.reshape(ids.size, -1)
+    if padding_idx is not None:
+        keep = ids != padding_idx % E.shape[0]
+        ids, rows = ids[keep], rows[keep]
+    dE = dS.T @ Z
+    np.add.at(dE, ids, rows)
+    m *= 0.9
+    m += 0.1 * dE
+    v *= 0.999
+    v += 0.001 * dE * dE
+    E -= lr / (1 - 0.9**t) * m / (np.sqrt(v / (1 - 0.999**t)) + 1e-8)
+    return loss
+""",
+        mask=False,
+    ),
+    "padding_idx: the padding row of the lookup's part zeroed after accumulating": tied_answer(
+        """
+    X = np.asarray(X)
+    loss, G, Z, dS = tied_model_grads(E[X], E, params, Y)
+    lookup = np.zeros_like(E)
+    np.add.at(lookup, X.reshape(-1), G.reshape(X.size, -1))
+    if padding_idx is not None:
+        lookup[padding_idx] = 0  # a negative padding_idx indexes from the end, as nn.Embedding's
+    dE = lookup + dS.T @ Z
+    b1, b2 = 0.9, 0.999
+    m[:] = b1 * m + (1 - b1) * dE
+    v[:] = b2 * v + (1 - b2) * dE**2
+    E[:] = E - lr / (1 - b1**t) * m / (np.sqrt(v / (1 - b2**t)) + 1e-8)
+    return loss
+""",
+        mask=False,
     ),
 }
 ALTERNATIVES.update(TIED_ALTERNATIVES)
@@ -708,7 +758,7 @@ TIED_MISTAKE_SAMPLES = {
     ),
     "tied: E, m and v converted to float64 (copies for a float32 model)": _mistake(
         tied_answer("    E, m, v = (np.asarray(a, dtype=np.float64) for a in (E, m, v))\n" + TIED),
-        {TIED_REPEATED, TIED_ADAM},  # the cells with a float32 case (test_tied_paths has none)
+        {TIED_REPEATED, TIED_ADAM, TIED_PADDING},  # the cells with a float32 case (not paths)
         "converting a float32 table to float64 makes a copy",
         id="tied-not-in-place",
     ),
@@ -735,6 +785,37 @@ TIED_MISTAKE_SAMPLES = {
         {TIED_PATHS},
         "each row got one path's part, not both",
         id="tied-either-or",
+    ),
+    "tied: the padding row frozen, its m and v too (Part B's rule)": _mistake(
+        tied_answer(
+            """
+    p = None if padding_idx is None else padding_idx % E.shape[0]
+    if p is not None:
+        kept = (E[p].copy(), m[p].copy(), v[p].copy())
+"""
+            + TIED.replace(
+                "    return loss\n",
+                "    if p is not None:\n        E[p], m[p], v[p] = kept\n    return loss\n",
+            )
+        ),
+        {TIED_PADDING},
+        "the padding row, its m and its v did not change",
+        id="tied-padding-frozen",
+    ),
+    "tied: the padding row given no gradient at all (its output part dropped too)": _mistake(
+        tied_changed(
+            "    m *= 0.9\n",
+            "    if padding_idx is not None:\n        dE[padding_idx] = 0\n    m *= 0.9\n",
+        ),
+        {TIED_PADDING},
+        "the padding row got no gradient at all",
+        id="tied-padding-output-dropped",
+    ),
+    "tied: padding_idx ignored (the padding positions' rows of G reach the padding row)": _mistake(
+        tied_answer(TIED, mask=False),
+        {TIED_PADDING},
+        "were added to the padding row, as if padding_idx were None",
+        id="tied-padding-lookup-kept",
     ),
     "tied: returns the loss after the update": _mistake(
         tied_changed("    return loss\n", "    return tied_model_grads(E[X], E, params, Y)[0]\n"),

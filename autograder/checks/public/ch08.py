@@ -783,6 +783,7 @@ class _TiedStep(_Step):
     the output projection's part. A model gives [E or None, m, v] for one slip."""
 
     every_row = True  # a dense step: rows the batch does not look up change too
+    pad_row = None  # padding_idx as a row (exclude_padding), or None
 
     def __init__(self, before, after, flat, g, t, lr):
         super().__init__(before, after, flat, g, t, lr)
@@ -843,8 +844,10 @@ class _TiedStep(_Step):
         """dE[X] += G: each repeated id keeps the last of its rows of G (then the output path)."""
         if self.g is None or not _repeated(self):
             return None
-        last = np.zeros_like(self.g_hat)
-        last[self.flat] = self.g  # numpy writes each repeated row once: the last one
+        last, g = np.zeros_like(self.g_hat), self.g.copy()
+        if self.pad_row is not None:
+            g[self.flat == self.pad_row] = 0.0  # the padding positions left out
+        last[self.flat] = g  # numpy writes each repeated row once: the last one
         return self.with_gradient(self.g_out + last)
 
     def lazy(self):
@@ -880,6 +883,44 @@ class _TiedStep(_Step):
         """Part B's step: the lookup's gradient alone, a lazy step on its rows."""
         return None if self.g is None else self.with_gradient(self.g_in, self.rows, rule="sparse")
 
+    def exclude_padding(self, pad):
+        """padding_idx = pad: the lookup's part leaves out the padding positions' rows of G
+        (nn.Embedding's rule); g_lookup_pad, what they would have added to row pad."""
+        self.pad_row = pad
+        self.g_lookup_pad = np.zeros(self.g_hat.shape[1])
+        if self.g is not None:
+            self.g_lookup_pad = self.g[self.flat == pad].sum(axis=0)
+            self.g_in[pad] -= self.g_lookup_pad
+            self.g_out = self.g_hat - self.g_in
+
+    def padding_frozen(self):
+        """Part B's rule: the padding row, its m and its v left as they were."""
+        p = self.pad_row
+        if p is None:
+            return None
+        E, m, v = self.E1.copy(), self.m1.copy(), self.v1.copy()
+        E[p], m[p], v[p] = self.E0[p], self.m0[p], self.v0[p]
+        return [E, m, v]
+
+    def padding_no_gradient(self):
+        """The padding row given no gradient at all (its output part dropped too): its moments
+        decay and it moves by what is left of m."""
+        p = self.pad_row
+        if p is None or not (self.m0[p].any() or self.v0[p].any()):
+            return None  # from zero moments that is the frozen row
+        g = self.g_hat.copy()
+        g[p] = 0.0
+        return self.with_gradient(g, rule="adam")
+
+    def padding_lookup_kept(self):
+        """padding_idx ignored: the padding positions' rows of G added to the padding row."""
+        p = self.pad_row
+        if p is None or self.g is None or not (self.flat == p).any():
+            return None
+        g = self.g_hat.copy()
+        g[p] += self.g_lookup_pad
+        return self.with_gradient(g, rule="adam")
+
 
 def _each(model):
     """A Mistake model that gives several predictions (a list of [E, m, v]) as one tuple of
@@ -887,13 +928,17 @@ def _each(model):
     return tuple(lambda s, k=k: (model(s) or [None] * 3)[k] for k in range(3))
 
 
-TIED_NAMES = ["E", "m", "v", "params", "X", "Y", "t", "lr"]
+TIED_NAMES = ["E", "m", "v", "params", "X", "Y", "t", "lr", "padding_idx"]
 
 
 def _tied_parts(case, want):
-    given = {"lr": 1e-2, **dict(zip(TIED_NAMES, case.args, strict=False)), **case.kwargs}
+    given = {"lr": 1e-2, "padding_idx": None, **dict(zip(TIED_NAMES, case.args, strict=False))}
+    given.update(case.kwargs)
     E, m, v, X, t, lr = (given[k] for k in ("E", "m", "v", "X", "t", "lr"))
-    return _TiedStep([E, m, v], want, _flat(X), case.meta.get("G"), t, lr)
+    s = _TiedStep([E, m, v], want, _flat(X), case.meta.get("G"), t, lr)
+    if given["padding_idx"] is not None:
+        s.exclude_padding(int(given["padding_idx"]) % np.shape(E)[0])
+    return s
 
 
 TWO_PATHS = (
@@ -973,6 +1018,35 @@ TIED_EITHER_OR = Mistake(
     "so a looked-up row gets its rows of G on top of its output part",
     lambda s: s.either_or(),
 )
+TIED_PADDING_LOOKUP = (
+    "nn.Embedding(padding_idx=p) gives row p no gradient from the lookup (the positions of X "
+    "that hold p add nothing to it through E[X]); in a tied model the same weight is also the "
+    "output projection, and autograd still adds that path's gradient to row p"
+)
+TIED_PADDING_FROZEN = Mistake(
+    "tied-padding-frozen",
+    "the padding row, its m and its v did not change (Part B's rule). "
+    + TIED_PADDING_LOOKUP
+    + ", so row p has a gradient and torch.optim.Adam steps it like every other row",
+    lambda s: s.padding_frozen(),
+)
+TIED_PADDING_NO_GRADIENT = Mistake(
+    "tied-padding-output-dropped",
+    "the padding row got no gradient at all (its moments only decayed): "
+    + TIED_PADDING_LOOKUP
+    + ". Leave out the lookup's part for the padding positions, not the row's output part",
+    lambda s: s.padding_no_gradient(),
+)
+TIED_PADDING_KEPT = Mistake(
+    "tied-padding-lookup-kept",
+    "the rows of G at the padding positions of X were added to the padding row, as if "
+    "padding_idx were None: "
+    + TIED_PADDING_LOOKUP
+    + ". Leave the padding positions out of the lookup's part (a mask before accumulating, "
+    "or that row of it zeroed after)",
+    lambda s: s.padding_lookup_kept(),
+)
+TIED_PADDING_MISTAKES = [TIED_PADDING_FROZEN, TIED_PADDING_NO_GRADIENT, TIED_PADDING_KEPT]
 FLOAT64_COPY = "converting a float32 table to float64 makes a copy"
 TIED_IN_PLACE = "E -= ..., m[:] = ..."  # how the dense step writes in place
 TIED_NOT_IN_PLACE = Mistake(
@@ -1027,6 +1101,7 @@ TIED_MISTAKES = [
     TIED_TWO_STEPS,
     TIED_SPARSE_RULE,
     *TIED_STEP_SLIPS,
+    *TIED_PADDING_MISTAKES,
 ]
 
 
@@ -1108,6 +1183,7 @@ TIED_CELLS = {
         "tied-sparseadam-eps",
         *(m.name for m in TIED_STEP_SLIPS),
     },
+    "padding": {m.name for m in TIED_PADDING_MISTAKES},
 }
 
 
@@ -1144,8 +1220,8 @@ def _tied_cell(cell):
     return judge
 
 
-tied_paths_judge, tied_repeated_judge, tied_adam_judge = (
-    _tied_cell(c) for c in ("paths", "repeated", "adam")
+tied_paths_judge, tied_repeated_judge, tied_adam_judge, tied_padding_judge = (
+    _tied_cell(c) for c in ("paths", "repeated", "adam", "padding")
 )
 
 
@@ -1158,5 +1234,6 @@ JUDGES = {FWD: forward_judge, ROWS: rows_judge, ADAM: adam_judge, STEP: train_st
 JUDGES[f"{STEP}:wired"] = wired_update_judge
 JUDGES.update({TIED: tied_judge, f"{TIED}:paths": tied_paths_judge})
 JUDGES.update({f"{TIED}:repeated": tied_repeated_judge, f"{TIED}:adam": tied_adam_judge})
+JUDGES[f"{TIED}:padding"] = tied_padding_judge
 STEP_COMPANIONS = {STEP: step_companion, f"{STEP}:wired": step_companion}
 expect = make_expect(JUDGES, MISTAKES, STEP_COMPANIONS)
