@@ -251,11 +251,17 @@ def train_step_update():
     ]
 
 
+def _word_starts(seed):
+    """8 contexts of 3 at word starts: the boundary id 0 in the first two places, one id last."""
+    boundary = np.zeros((8, 3), dtype=np.int64)
+    boundary[:, 2] = _ids(8, 27, seed)
+    return boundary
+
+
 @check("test_train_step_repeated", STEP, wired_update_judge)
 def train_step_repeated():
     """train_step_: an id repeated in the batch gets one update with its summed gradient"""
-    boundary = np.zeros((8, 3), dtype=np.int64)
-    boundary[:, 2] = _ids(8, 27, 850)  # word starts: the boundary token 0 fills the context
+    boundary = _word_starts(850)  # the boundary token 0 fills the context
     return [
         fresh_case("word starts: id 0 fills most of the context", 27, 3, 851, boundary, lr=0.05),
         state_case(
@@ -282,8 +288,7 @@ def train_step_repeated():
 def _padding_batches():
     """Contexts with a padding id: word starts padded with id 0, and Zipf ids whose most
     frequent id is the last row (padding_idx = -1)."""
-    boundary = np.zeros((8, 3), dtype=np.int64)
-    boundary[:, 2] = _ids(8, 27, 860)  # word starts: the boundary token 0 pads the context
+    boundary = _word_starts(860)  # the boundary token 0 pads the context
     boundary[4:, 1] = _ids(4, 27, 861)
     last = _zipf(36, 12, 862).reshape(12, 3)[:, ::-1] % 12  # id 0 (the most frequent) ...
     last = np.where(last == 0, 11, last)  # ... becomes id 11, the last row
@@ -435,8 +440,7 @@ def tied_paths():
 @check("test_tied_repeated", TIED, tied_repeated_judge)
 def tied_repeated():
     """train_step_tied_: an id repeated in X gets the sum of all its rows of G (plus its output part)"""
-    boundary = np.zeros((8, 3), dtype=np.int64)
-    boundary[:, 2] = _ids(8, 27, 892)  # word starts: the boundary token 0 fills the context
+    boundary = _word_starts(892)  # the boundary token 0 fills the context
     return [
         tied("word starts: id 0 fills most of the context", 27, 3, 893, boundary, lr=0.05),
         tied(

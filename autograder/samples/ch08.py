@@ -470,6 +470,10 @@ def tied_answer(body: str, mask: bool = True) -> dict:
     return {"train_step_tied_": TIED_HEAD + body}
 
 
+# The reference's Adam step (m, v, then E), which the step mistakes replace whole.
+TIED_STEP = TIED[TIED.index("    m *= 0.9") : TIED.index("    return loss")]
+
+
 def tied_changed(old: str, new: str) -> dict:
     assert old in TIED, old
     return tied_answer(TIED.replace(old, new))
@@ -604,7 +608,7 @@ TIED_MISTAKE_SAMPLES = {
     ),
     "tied: a lazy step, sparse_adam_step_ on the looked-up rows with their merged gradient": _mistake(
         tied_changed(
-            TIED[TIED.index("    m *= 0.9") : TIED.index("    return loss")],
+            TIED_STEP,
             "    rows = np.unique(X)\n    sparse_adam_step_(E, m, v, rows, dE[rows], t, lr)\n",
         ),
         {TIED_ADAM},
@@ -662,7 +666,7 @@ TIED_MISTAKE_SAMPLES = {
     ),
     "tied: SparseAdam's rule on every row (sparse_adam_step_ on np.arange(V))": _mistake(
         tied_changed(
-            TIED[TIED.index("    m *= 0.9") : TIED.index("    return loss")],
+            TIED_STEP,
             "    sparse_adam_step_(E, m, v, np.arange(E.shape[0]), dE, t, lr)\n",
         ),
         {TIED_ADAM},
@@ -720,7 +724,7 @@ TIED_MISTAKE_SAMPLES = {
     ),
     "tied: Part A's sparse_adam_step_ on every row, eps scaled, lr not passed (its 1e-3)": _mistake(
         tied_changed(
-            TIED[TIED.index("    m *= 0.9") : TIED.index("    return loss")],
+            TIED_STEP,
             "    V = E.shape[0]\n"
             "    sparse_adam_step_(E, m, v, np.arange(V), dE, t, eps=1e-8 * np.sqrt(1 - 0.999**t))\n",
         ),
