@@ -239,25 +239,39 @@ def _fitted_last_count(case, got, want):
     return None if round(k) == 1 and _f_ambiguous_last(case) else int(round(k))
 
 
-def with_last_count_fit(judge):
-    """``judge``, naming last-bag-size wherever only the last bag's row is off, by its sum over
-    one wrong whole count (fitted from the result, so every form is named: 1, 0, len(offsets) -
-    offsets[-1], the size of the bag before it, ...)."""
+def _with_fitted_last(judge, fit, mistake, detail):
+    """``judge``, naming ``mistake`` wherever ``fit`` finds one wrong count k for the last bag
+    alone; ``detail(case, said)`` ends the message, ``said`` being k as the message writes it."""
 
     def wrapped(case, got, want):
         msg = judge(case, got, want)
         if not msg or got.error_type is not None or want.error_type is not None:
             return msg
-        k = _fitted_last_count(case, got, want)
+        k = fit(case, got, want)
         if k is None:
             return msg
-        said = "0 (a 0/0 or x/0: inf or NaN)" if k == 0 else str(k)
-        n = int(_sizes(case)[-1])
-        return LAST_BAG_SIZE_FWD.on(
-            case, f". Here the last bag has {n} ids, and its sum was divided by {said}."
-        )
+        return mistake.on(case, detail(case, k))
 
     return wrapped
+
+
+def _said(k, number):
+    return "0 (a 0/0 or x/0: inf or NaN)" if k == 0 else number
+
+
+def with_last_count_fit(judge):
+    """``judge``, naming last-bag-size wherever only the last bag's row is off, by its sum over
+    one wrong whole count (fitted from the result, so every form is named: 1, 0, len(offsets) -
+    offsets[-1], the size of the bag before it, ...)."""
+    return _with_fitted_last(
+        judge,
+        _fitted_last_count,
+        LAST_BAG_SIZE_FWD,
+        lambda case, k: (
+            f". Here the last bag has {int(_sizes(case)[-1])} ids, and its sum was "
+            f"divided by {_said(k, str(k))}."
+        ),
+    )
 
 
 LAST_BAG = (
@@ -527,21 +541,15 @@ def with_last_size_fit(judge):
     """``judge``, naming grad-last-bag-size wherever only the last bag's ids are off by one
     common wrong divisor (fitted from the result, so every form of the wrong last size is
     named: 1, len(offsets) - offsets[-1], 0, the size of the bag before it, ...)."""
-
-    def wrapped(case, got, want):
-        msg = judge(case, got, want)
-        if not msg or got.error_type is not None or want.error_type is not None:
-            return msg
-        k = _fitted_last_size(case, got, want)
-        if k is None:
-            return msg
-        sizes = _sizes(case)
-        said = "0 (a 0/0 or x/0: inf or NaN)" if k == 0 else f"{k:.4g}"
-        return LAST_BAG_SIZE.on(
-            case, f". Here the last bag's size is {int(sizes[-1])}, and it was divided by {said}."
-        )
-
-    return wrapped
+    return _with_fitted_last(
+        judge,
+        _fitted_last_size,
+        LAST_BAG_SIZE,
+        lambda case, k: (
+            f". Here the last bag's size is {int(_sizes(case)[-1])}, and it was "
+            f"divided by {_said(k, f'{k:.4g}')}."
+        ),
+    )
 
 
 def _not_if_ambiguous(model):
